@@ -1,0 +1,45 @@
+"""One root exception for everything tracelake raises on purpose.
+
+Driver errors (sqlite3, psycopg) are translated once, at the store boundary, into
+:class:`StoreError` subclasses, so callers never need to import a driver to catch them.
+Every message says what happened and what to do next.
+"""
+
+from __future__ import annotations
+
+
+class TracelakeError(Exception):
+    """Root of all tracelake errors."""
+
+
+class ConfigError(TracelakeError):
+    """A setting is missing or invalid."""
+
+
+class ContractError(TracelakeError):
+    """An input event does not match the event contract (it is quarantined, never stored)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+class ScrubError(TracelakeError):
+    """Scrubbing an event failed; the pipeline stores a minimal record instead (fail closed)."""
+
+
+class StoreError(TracelakeError):
+    """The database refused or could not complete an operation."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database cannot be reached (connection refused, server down, network error)."""
+
+
+class SchemaNotReadyError(StoreError):
+    """The database has no tracelake schema or an old one: run `tracelake db upgrade`."""
+
+
+class AppendOnlyViolationError(StoreError):
+    """Something tried to UPDATE or DELETE rows of the append-only `events` table."""
