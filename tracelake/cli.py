@@ -1,0 +1,197 @@
+"""The ``tracelake`` command: parse, call, print. No logic lives here."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
+from rich.table import Table
+
+from tracelake.config import Settings
+from tracelake.errors import TracelakeError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
+runs_app = typer.Typer(no_args_is_help=True, help="Look at stored runs.")
+app.add_typer(db_app, name="db")
+app.add_typer(runs_app, name="runs")
+
+out = Console()
+err = Console(stderr=True)
+
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        envvar="TRACELAKE_DATABASE_URL",
+        help="sqlite:///path.db (default sqlite:///tracelake.db) or postgresql://...",
+        show_default=False,
+    ),
+]
+
+
+def _settings(database_url: str | None) -> Settings:
+    return Settings.from_env(database_url=database_url)
+
+
+@db_app.command("upgrade")
+def db_upgrade(database_url: DatabaseUrl = None) -> None:
+    """Create or migrate the schema to the newest revision."""
+    from tracelake.store import migrate, open_store
+
+    store = open_store(_settings(database_url).database_url)
+    migrate.upgrade(store.engine)
+    out.print(
+        f"schema at revision [bold]{migrate.current_revision(store.engine)}[/] ({store.dialect})"
+    )
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[str], typer.Argument(help="JSONL or JSONL.gz files, or - for stdin")],
+    database_url: DatabaseUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON")] = False,
+) -> None:
+    """Store runner events (graph-tool-call or agentlane, JSONL, gzip detected) exactly once.
+
+    Exits 1 when any line was quarantined (the rest is still stored), 2 on an error.
+    """
+    from tracelake.ingest import Ingestor, IngestReport, open_source
+    from tracelake.wiring import open_components
+
+    parts = open_components(_settings(database_url))
+    ingestor = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings)
+    report = IngestReport()
+    show = sys.stderr.isatty() and not as_json
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TransferSpeedColumn(),
+        TextColumn("{task.fields[events]} events"),
+        console=err,
+        disable=not show,
+    ) as progress:
+        for path in paths:
+            if path != "-" and not Path(path).is_file():
+                raise TracelakeError(f"no such file: {path}")
+            size = None if path == "-" or path.endswith(".gz") else Path(path).stat().st_size
+            task = progress.add_task(path, total=size, events=0)
+
+            def tick(line: Any, task: Any = task) -> None:
+                progress.update(task, advance=line.size + 1, events=report.events)
+
+            with open_source(path) as stream:
+                ingestor.ingest(stream, origin=path, report=report, on_line=tick)
+            progress.update(task, completed=size or 0, events=report.events)
+    summary = report.as_dict()
+    if as_json:
+        out.print_json(json.dumps(summary))
+    else:
+        table = Table(title="ingest", show_header=False)
+        for k, v in summary.items():
+            if k != "quarantined_by_reason":
+                table.add_row(k, str(v))
+        for reason, n in report.quarantined.items():
+            table.add_row(f"  quarantined: {reason}", str(n))
+        out.print(table)
+        if report.quarantined_total:
+            err.print(
+                f"[yellow]{report.quarantined_total} line(s) quarantined[/]; "
+                "see `tracelake stats` (table quarantine holds reasons and line numbers)"
+            )
+    if report.quarantined_total:
+        raise typer.Exit(1)
+
+
+@app.command()
+def stats(
+    database_url: DatabaseUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
+) -> None:
+    """Events by type, runs, quarantined lines."""
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    store = open_store(_settings(database_url).database_url)
+    ensure_schema(store)
+    data = store.reader.stats()
+    if as_json:
+        out.print_json(json.dumps(data))
+        return
+    out.print(
+        f"[bold]{data['events']}[/] events in [bold]{data['runs']}[/] runs, "
+        f"[bold]{data['quarantined']}[/] quarantined"
+    )
+    table = Table("type", "events")
+    for etype, n in data["events_by_type"].items():
+        table.add_row(etype, str(n))
+    out.print(table)
+    if data["quarantined_by_reason"]:
+        q = Table("quarantine reason", "lines")
+        for reason, n in data["quarantined_by_reason"].items():
+            q.add_row(reason, str(n))
+        out.print(q)
+
+
+@runs_app.command("show")
+def runs_show(
+    run_id: str,
+    database_url: DatabaseUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines")] = False,
+) -> None:
+    """A run's events in order."""
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    store = open_store(_settings(database_url).database_url)
+    ensure_schema(store)
+    events = store.reader.run_events(run_id)
+    if not events:
+        err.print(f"no run {run_id!r}; `tracelake stats` shows what is stored")
+        raise typer.Exit(1)
+    if as_json:
+        for e in events:
+            sys.stdout.write(
+                json.dumps(
+                    {"position": e.position, "seq": e.seq, "type": e.type, "payload": e.payload},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
+        return
+    table = Table("seq", "position", "type", "plan", "step", "tool", "recorded_at", title=run_id)
+    for e in events:
+        table.add_row(
+            str(e.seq),
+            str(e.position),
+            e.type,
+            e.plan_id or "",
+            e.step_id or "",
+            e.tool or "",
+            e.recorded_at.isoformat(timespec="milliseconds"),
+        )
+    out.print(table)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    import click
+
+    try:
+        rc = app(standalone_mode=False)
+    except TracelakeError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        sys.exit(2)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    sys.exit(rc if isinstance(rc, int) else 0)

@@ -1,0 +1,53 @@
+"""Settings, read once from ``TRACELAKE_*`` environment variables.
+
+A frozen dataclass rather than pydantic-settings: the set is small, and the sink reads it on
+the runner's thread, where import time matters.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Self
+
+from tracelake.errors import ConfigError
+
+DEFAULT_DATABASE_URL = "sqlite:///tracelake.db"
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(
+            f"{name}={raw!r} is not a whole number; unset it or give e.g. {default}"
+        ) from None
+    if value < minimum:
+        raise ConfigError(f"{name}={value} is below the minimum {minimum}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    database_url: str = DEFAULT_DATABASE_URL
+    # Input limits: a line or nesting beyond these is quarantined, never parsed into memory whole.
+    max_line_bytes: int = 8 * 1024 * 1024
+    max_depth: int = 64
+    # Appends are batched: at most this many events per transaction.
+    batch_size: int = 2000
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Self:
+        env = os.environ if env is None else env
+        settings = cls(
+            database_url=env.get("TRACELAKE_DATABASE_URL") or DEFAULT_DATABASE_URL,
+            max_line_bytes=_int(env, "TRACELAKE_MAX_LINE_BYTES", cls.max_line_bytes, 1024),
+            max_depth=_int(env, "TRACELAKE_MAX_DEPTH", cls.max_depth, 4),
+            batch_size=_int(env, "TRACELAKE_BATCH_SIZE", cls.batch_size),
+        )
+        clean = {k: v for k, v in overrides.items() if v is not None}
+        return replace(settings, **clean) if clean else settings  # type: ignore[arg-type]

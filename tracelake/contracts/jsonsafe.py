@@ -1,0 +1,83 @@
+"""Turn whatever a runner hands us into a fresh JSON-compatible tree.
+
+Invariant 5 (the caller's objects are never mutated) starts here: every container is copied,
+so nothing downstream can reach back into graph-tool-call's live dicts. The same walk enforces
+the nesting limit, so a cyclic or hostile object cannot exhaust the stack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import math
+import uuid
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from tracelake.errors import ContractError
+
+JSONValue = Any  # dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None
+
+
+def to_jsonable(obj: Any, max_depth: int) -> JSONValue:
+    """A deep, JSON-compatible copy of ``obj``.
+
+    Dataclasses become dicts (like ``dataclasses.asdict``), objects with ``to_dict()`` (agentlane
+    events) are asked for it, pydantic models are dumped. Non-finite floats become ``None`` (JSON
+    has no NaN), bytes become a size marker (raw bytes are never kept), anything else its ``str``.
+    Raises :class:`ContractError` ``too_deep`` beyond ``max_depth`` levels.
+    """
+    return _walk(obj, max_depth, 0)
+
+
+def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
+    if obj is None or isinstance(obj, (bool, int, str)):
+        if isinstance(obj, int) and not isinstance(obj, bool) and type(obj) is not int:
+            return int(obj)  # IntEnum and friends
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if depth >= max_depth:
+        raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+    if isinstance(obj, Mapping):
+        return {str(k): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [_walk(v, max_depth, depth + 1) for v in obj]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {
+            f.name: _walk(getattr(obj, f.name), max_depth, depth + 1)
+            for f in dataclasses.fields(obj)
+        }
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        return _walk(to_dict(), max_depth, depth)
+    model_dump = getattr(obj, "model_dump", None)
+    if callable(model_dump):
+        return _walk(model_dump(mode="json"), max_depth, depth)
+    if isinstance(obj, enum.Enum):
+        return _walk(obj.value, max_depth, depth)
+    if isinstance(obj, (dt.datetime, dt.date, dt.time)):
+        return obj.isoformat()
+    if isinstance(obj, (Decimal, uuid.UUID)):
+        return str(obj)
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return f"<{len(obj)} bytes>"
+    return str(obj)
+
+
+def check_depth(obj: JSONValue, max_depth: int) -> None:
+    """Raise ``too_deep`` if a parsed JSON tree nests deeper than ``max_depth`` (iterative)."""
+    stack: list[tuple[JSONValue, int]] = [(obj, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node  # type: ignore[assignment]
+        else:
+            continue
+        if depth >= max_depth:
+            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in children)

@@ -1,0 +1,138 @@
+"""The one path into the log, shared by ``tracelake ingest`` and the sink.
+
+normalize (contracts) -> scrub (fail closed) -> NewEvent with its indexed columns -> append.
+Nothing reaches disk (table, spool, quarantine, log line) before the scrubber has seen it: the
+functions here are the only ones that turn inbound data into something storable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from tracelake.contracts import SOURCE_AGENTLANE, SOURCE_GRAPH_TOOL_CALL, InboundEvent
+from tracelake.store.records import NewEvent, QuarantineItem
+
+log = logging.getLogger("tracelake.pipeline")
+
+SCRUB_FAILED = "scrub_failed"
+
+
+class ScrubbedLike(Protocol):
+    @property
+    def payload(self) -> dict[str, Any]: ...
+    @property
+    def report(self) -> dict[str, Any]: ...
+
+
+class ScrubberLike(Protocol):
+    def scrub_event(
+        self, source: str, event_type: str, event: Mapping[str, Any]
+    ) -> ScrubbedLike: ...
+
+    def scrub_text(self, text: str, *, max_len: int = 500) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Scrubbed:
+    """An event's storable form: the scrubbed payload and its redaction report."""
+
+    payload: dict[str, Any]
+    report: dict[str, Any]
+    failed: bool = False
+
+
+def scrub(scrubber: ScrubberLike, inbound: InboundEvent) -> Scrubbed:
+    """Scrub one event; on any failure keep only a minimal record (invariant: fail closed)."""
+    try:
+        out = scrubber.scrub_event(inbound.source, inbound.type, inbound.event)
+        return Scrubbed(out.payload, out.report)
+    except Exception as exc:
+        log.error(
+            "scrubbing a %s event failed (%s); storing a minimal record",
+            inbound.type,
+            type(exc).__name__,
+        )
+        return Scrubbed(
+            {"type": inbound.type, "scrub_failed": True}, {"failed": SCRUB_FAILED}, failed=True
+        )
+
+
+def new_event(
+    inbound: InboundEvent, scrubbed: Scrubbed, run_id: str, seq: int, recorded_at: datetime
+) -> NewEvent:
+    """The row for an event; indexed columns are read from the *scrubbed* payload only."""
+    p = scrubbed.payload
+    plan_id = step_id = tool = collection = None
+    if inbound.source == SOURCE_GRAPH_TOOL_CALL:
+        plan_id, step_id, tool = _text(p, "plan_id"), _text(p, "step_id"), _text(p, "tool")
+        collection = _collection(p.get("trace_metadata"))
+    elif inbound.source == SOURCE_AGENTLANE:
+        body = p.get("payload")
+        if isinstance(body, dict):
+            call = body.get("tool_call")
+            fn = call.get("function") if isinstance(call, dict) else None
+            tool = _text(fn, "name") if isinstance(fn, dict) else None
+        collection = _collection(p.get("trace_metadata"))
+    else:
+        collection = _collection(p.get("trace_metadata"))
+    return NewEvent(
+        run_id=run_id,
+        seq=seq,
+        type=inbound.type,
+        source=inbound.source,
+        payload=p,
+        recorded_at=recorded_at,
+        redactions=scrubbed.report or None,
+        event_id=inbound.event_id,
+        plan_id=plan_id,
+        step_id=step_id,
+        tool=tool,
+        collection_id=collection,
+    )
+
+
+def quarantine_item(
+    scrubber: ScrubberLike,
+    key: bytes,
+    *,
+    origin: str,
+    reason: str,
+    detail: str,
+    raw: bytes,
+    recorded_at: datetime,
+    line_no: int | None = None,
+    event_type: str | None = None,
+    run_id: str | None = None,
+    seq: int | None = None,
+) -> QuarantineItem:
+    """A quarantine record: scrubbed detail and preview, a keyed fingerprint, no raw content."""
+    mac = hmac.new(key, f"{origin}\x00{line_no}\x00{reason}\x00".encode(), hashlib.blake2b)
+    mac.update(raw)
+    preview = raw[:600].decode("utf-8", errors="replace")
+    return QuarantineItem(
+        origin=origin,
+        reason=reason,
+        detail=scrubber.scrub_text(detail, max_len=500),
+        recorded_at=recorded_at,
+        dedupe_key=mac.hexdigest()[:40],
+        line_no=line_no,
+        event_type=None if event_type is None else scrubber.scrub_text(event_type, max_len=100),
+        run_id=run_id,
+        seq=seq,
+        preview=scrubber.scrub_text(preview, max_len=200) if preview.strip() else None,
+    )
+
+
+def _text(obj: Mapping[str, Any] | None, key: str) -> str | None:
+    value = obj.get(key) if obj else None
+    return value if isinstance(value, str) and value else None
+
+
+def _collection(meta: Any) -> str | None:
+    return _text(meta, "collection_id") if isinstance(meta, Mapping) else None

@@ -1,0 +1,103 @@
+"""Run identity: which run an event belongs to, and its sequence number in that run.
+
+Seed 000 names run ids (``ql-run-20260725-001``) but neither runner emits one, so:
+
+* an envelope's ``run_id`` wins, and its ``seq`` when it gives one; otherwise events of that
+  run are numbered in stream order;
+* in a bare stream a new run starts at each ``plan.started`` (graph-tool-call) or root
+  ``agent_start`` (agentlane); everything up to the next start belongs to it, so a run keeps
+  its identity across ``plan.repaired`` (the plan id changes, the run does not). ``plan_id``
+  is never the key: many runs execute the same plan.
+
+A bare run's id must be the same when the same input is ingested again (that is what makes
+re-ingest append nothing) and different for different input. It is a keyed hash (the
+pseudonym key, so it cannot be used to guess content) over the run's events, chained with the
+previous run's id: ``run-<hex>``. Identical runs at the same place in identical streams get
+the same id; the same run content after different history does not. Because the id depends on
+the whole run, a bare run is held back until the next start (or the end of the input), up to
+``max_buffered`` events; a longer run fixes its id at that point and streams on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracelake.contracts import InboundEvent
+
+RUN_ID_PREFIX = "run-"
+
+
+@dataclass(slots=True)
+class Sequenced:
+    """An event (or anything) with its run id and seq assigned."""
+
+    run_id: str
+    seq: int
+    item: Any
+
+
+@dataclass(slots=True)
+class _BareRun:
+    hasher: Any
+    items: list[Any] = field(default_factory=list)
+    run_id: str | None = None  # fixed once the run outgrows the buffer
+    seq: int = 0
+
+
+class StreamRuns:
+    """Assigns run ids and seqs for one input stream (``tracelake ingest``)."""
+
+    def __init__(self, key: bytes, max_buffered: int = 50_000) -> None:
+        self._key = key
+        self._max = max_buffered
+        self._chain = b"tracelake-runs-v1"
+        self._bare: _BareRun | None = None
+        self._enveloped: dict[str, int] = defaultdict(int)
+
+    def feed(self, inbound: InboundEvent, item: Any) -> list[Sequenced]:
+        if inbound.run_id is not None:
+            counter = self._enveloped[inbound.run_id]
+            seq = inbound.seq if inbound.seq is not None else counter + 1
+            self._enveloped[inbound.run_id] = max(counter, seq)
+            return [Sequenced(inbound.run_id, seq, item)]
+        ready: list[Sequenced] = []
+        if inbound.starts_run or self._bare is None:
+            ready = self._close_bare()
+            self._bare = _BareRun(hmac.new(self._key, self._chain, hashlib.blake2b))
+        bare = self._bare
+        assert bare is not None
+        bare.seq += 1
+        if bare.run_id is not None:
+            ready.append(Sequenced(bare.run_id, bare.seq, item))
+            return ready
+        bare.hasher.update(_canonical(inbound.event))
+        bare.items.append(item)
+        if len(bare.items) >= self._max:
+            ready.extend(self._fix_id(bare))
+        return ready
+
+    def finish(self) -> list[Sequenced]:
+        return self._close_bare()
+
+    def _close_bare(self) -> list[Sequenced]:
+        bare, self._bare = self._bare, None
+        if bare is None or bare.run_id is not None:
+            return []
+        return self._fix_id(bare)
+
+    def _fix_id(self, bare: _BareRun) -> list[Sequenced]:
+        digest = bare.hasher.hexdigest()[:24]
+        self._chain = digest.encode()
+        bare.run_id = RUN_ID_PREFIX + digest
+        ready = [Sequenced(bare.run_id, i, item) for i, item in enumerate(bare.items, 1)]
+        bare.items = []
+        return ready
+
+
+def _canonical(event: dict[str, Any]) -> bytes:
+    return json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()

@@ -1,0 +1,214 @@
+"""Batched, idempotent, gap-safe appends to the ``events`` table.
+
+Invariant 2 — a reader polling "events after position N" never skips an event that commits
+later with a lower position. Positions come from a sequence (PostgreSQL identity / SQLite
+rowid) and are taken at insert, but become visible at commit; two writers could commit out of
+order and a poller that saw the higher position first would never look back. We prevent that
+by *serialising appends*: every append transaction first takes one exclusive lock and holds it
+until commit, and positions are assigned only after the lock is held. So transactions commit
+in position order, and once position P is visible every lower position is either visible or
+belongs to a rolled-back transaction and will never appear. Readers need no watermark.
+
+* PostgreSQL: ``pg_advisory_xact_lock(APPEND_LOCK_KEY)``, released by COMMIT/ROLLBACK after
+  the commit is visible (the same trick as eventsourcing's ``LOCK TABLE``, but it does not
+  block readers or projections writing other tables).
+* SQLite: ``BEGIN IMMEDIATE`` (see ``store.engine``) takes the database's single write lock.
+
+Serialising costs little because each transaction appends a whole batch.
+
+Invariant 3 — idempotence. Under the same lock we look up which ``(run_id, seq)`` keys and
+client ``event_id`` values of the batch exist already; those with the same content hash are
+duplicates and skipped, those with different content are *conflicts*, quarantined with the
+reason ``sequence_conflict`` (never silently dropped, never overwriting). Because the lookup
+and the write happen under the append lock, no concurrent writer can slip in between.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from tracelake.store.engine import translate_errors
+from tracelake.store.quarantine import QuarantineWriter
+from tracelake.store.records import AppendResult, NewEvent, PreparedEvent, QuarantineItem
+from tracelake.store.schema import events
+
+APPEND_LOCK_KEY = 0x7472616365  # "trace"
+
+COLUMNS = (
+    "run_id",
+    "seq",
+    "type",
+    "source",
+    "event_id",
+    "plan_id",
+    "step_id",
+    "tool",
+    "collection_id",
+    "recorded_at",
+    "content_hash",
+    "payload",
+    "redactions",
+)
+
+
+def row_of(p: PreparedEvent) -> tuple[object, ...]:
+    e = p.event
+    return (
+        e.run_id,
+        e.seq,
+        e.type,
+        e.source,
+        e.event_id,
+        e.plan_id,
+        e.step_id,
+        e.tool,
+        e.collection_id,
+        e.recorded_at,
+        p.content_hash,
+        p.payload_json,
+        p.redactions_json,
+    )
+
+
+class Appender(ABC):
+    """Appends batches; one transaction per batch, never one per event."""
+
+    def __init__(self, engine: Engine, quarantine: QuarantineWriter) -> None:
+        self.engine = engine
+        self.quarantine = quarantine
+
+    def append(self, batch: Sequence[NewEvent]) -> AppendResult:
+        if not batch:
+            return AppendResult()
+        prepared = [PreparedEvent.of(e) for e in batch]
+        with translate_errors("append to events"), self.engine.begin() as conn:
+            self.lock(conn)
+            return self._append_locked(conn, prepared)
+
+    def _append_locked(self, conn: Connection, prepared: list[PreparedEvent]) -> AppendResult:
+        by_key = self.existing_keys(conn, [p.event.key for p in prepared])
+        ids = [p.event.event_id for p in prepared if p.event.event_id is not None]
+        by_id = self.existing_event_ids(conn, ids) if ids else {}
+        result = AppendResult()
+        fresh: list[PreparedEvent] = []
+        for p in prepared:
+            key, eid = p.event.key, p.event.event_id
+            seen = by_key.get(key)
+            if seen is None and eid is not None:
+                seen = by_id.get(eid)
+            if seen is None:
+                fresh.append(p)
+                by_key[key] = p.content_hash  # a repeat inside the same batch
+                if eid is not None:
+                    by_id[eid] = p.content_hash
+            elif seen == p.content_hash:
+                result.duplicates += 1
+            else:
+                result.conflicts.append(p.event)
+        if fresh:
+            self.write(conn, fresh)
+            result.appended = len(fresh)
+        if result.conflicts:
+            self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])
+        return result
+
+    @abstractmethod
+    def lock(self, conn: Connection) -> None:
+        """Take the append lock for the rest of the transaction."""
+
+    @abstractmethod
+    def existing_keys(
+        self, conn: Connection, keys: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], str]:
+        """Content hashes of the given ``(run_id, seq)`` keys that are already stored."""
+
+    def existing_event_ids(self, conn: Connection, ids: list[str]) -> dict[str, str]:
+        rows = conn.execute(
+            sa.select(events.c.event_id, events.c.content_hash).where(events.c.event_id.in_(ids))
+        )
+        return {r.event_id: r.content_hash for r in rows}
+
+    @abstractmethod
+    def write(self, conn: Connection, prepared: list[PreparedEvent]) -> None:
+        """Write new rows; positions are assigned here, after the lock."""
+
+
+class SqliteAppender(Appender):
+    _INSERT = f"INSERT INTO events ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+
+    def lock(self, conn: Connection) -> None:
+        """Nothing to do: the transaction began with BEGIN IMMEDIATE (the write lock)."""
+
+    def existing_keys(
+        self, conn: Connection, keys: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], str]:
+        found: dict[tuple[str, int], str] = {}
+        for start in range(0, len(keys), 400):  # stay far below SQLite's variable limit
+            chunk = keys[start : start + 400]
+            rows = conn.execute(
+                sa.select(events.c.run_id, events.c.seq, events.c.content_hash).where(
+                    sa.tuple_(events.c.run_id, events.c.seq).in_(chunk)
+                )
+            )
+            found.update({(r.run_id, r.seq): r.content_hash for r in rows})
+        return found
+
+    def write(self, conn: Connection, prepared: list[PreparedEvent]) -> None:
+        rows = [row_of(p) for p in prepared]
+        rows = [(*r[:9], _sqlite_time(r[9]), *r[10:]) for r in rows]  # type: ignore[arg-type]
+        conn.exec_driver_sql(self._INSERT, rows)  # type: ignore[arg-type]
+
+
+class PostgresAppender(Appender):
+    _COPY = f"COPY events ({', '.join(COLUMNS)}) FROM STDIN"
+
+    def lock(self, conn: Connection) -> None:
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": APPEND_LOCK_KEY})
+
+    def existing_keys(
+        self, conn: Connection, keys: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], str]:
+        rows = conn.execute(
+            sa.text(
+                "SELECT e.run_id, e.seq, e.content_hash FROM events e"
+                " JOIN unnest(CAST(:runs AS text[]), CAST(:seqs AS int[])) AS k(run_id, seq)"
+                " ON e.run_id = k.run_id AND e.seq = k.seq"
+            ),
+            {"runs": [k[0] for k in keys], "seqs": [k[1] for k in keys]},
+        )
+        return {(r.run_id, r.seq): r.content_hash for r in rows}
+
+    def write(self, conn: Connection, prepared: list[PreparedEvent]) -> None:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        with raw.cursor() as cur, cur.copy(self._COPY) as copy:
+            for p in prepared:
+                copy.write_row(row_of(p))
+
+
+def _sqlite_time(value: object) -> str:
+    assert isinstance(value, datetime)
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _conflict_item(e: NewEvent) -> QuarantineItem:
+    digest = PreparedEvent.of(e).content_hash
+    return QuarantineItem(
+        origin="append",
+        reason="sequence_conflict",
+        detail=(
+            f"run {e.run_id!r} already has a different event at seq {e.seq}"
+            + (f" or event_id {e.event_id!r}" if e.event_id else "")
+            + "; give each event of a run its own seq or event_id"
+        ),
+        recorded_at=datetime.now(UTC),
+        dedupe_key=f"conflict:{e.run_id}:{e.seq}:{digest}",
+        event_type=e.type,
+        run_id=e.run_id,
+        seq=e.seq,
+    )

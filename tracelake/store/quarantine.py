@@ -1,0 +1,49 @@
+"""The quarantine table: what could not be stored, with the reason, never the raw content.
+
+Writes are idempotent (a unique ``dedupe_key``), so ingesting the same bad file twice
+quarantines each bad line once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+
+from tracelake.store.engine import translate_errors
+from tracelake.store.records import QuarantineItem
+from tracelake.store.schema import quarantine
+
+
+class QuarantineWriter(ABC):
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def add(self, items: Sequence[QuarantineItem]) -> int:
+        """Write items in their own transaction; returns how many were new."""
+        if not items:
+            return 0
+        with translate_errors("write to quarantine"), self.engine.begin() as conn:
+            return self.write(conn, items)
+
+    def write(self, conn: Connection, items: Sequence[QuarantineItem]) -> int:
+        rows = [asdict(i) for i in items]
+        result = conn.execute(self.insert_ignoring_duplicates(), rows)
+        return max(result.rowcount, 0)
+
+    @abstractmethod
+    def insert_ignoring_duplicates(self) -> Any: ...
+
+
+class SqliteQuarantineWriter(QuarantineWriter):
+    def insert_ignoring_duplicates(self) -> Any:
+        return sqlite.insert(quarantine).on_conflict_do_nothing(index_elements=["dedupe_key"])
+
+
+class PostgresQuarantineWriter(QuarantineWriter):
+    def insert_ignoring_duplicates(self) -> Any:
+        return postgresql.insert(quarantine).on_conflict_do_nothing(index_elements=["dedupe_key"])

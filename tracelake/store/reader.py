@@ -1,0 +1,114 @@
+"""Reading the log in global order, by run, and summarised.
+
+``read_after`` is safe to poll: appends are serialised (see ``store.appender``), so a position
+that is visible has no invisible lower neighbour that could still appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine, Row
+
+from tracelake.store.engine import translate_errors
+from tracelake.store.records import StoredEvent
+from tracelake.store.schema import events, quarantine
+
+_SELECT = sa.select(
+    events.c.position,
+    events.c.run_id,
+    events.c.seq,
+    events.c.type,
+    events.c.source,
+    events.c.recorded_at,
+    events.c.payload,
+    events.c.event_id,
+    events.c.plan_id,
+    events.c.step_id,
+    events.c.tool,
+    events.c.collection_id,
+    events.c.redactions,
+)
+
+
+def _stored(row: Row[Any]) -> StoredEvent:
+    m = row._mapping
+    recorded = m["recorded_at"]
+    if recorded.tzinfo is None:
+        recorded = recorded.replace(tzinfo=UTC)
+    return StoredEvent(**{**m, "recorded_at": recorded})
+
+
+class Reader:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def read_after(self, position: int, limit: int = 1000) -> list[StoredEvent]:
+        query = _SELECT.where(events.c.position > position).order_by(events.c.position)
+        with translate_errors("read events"), self.engine.connect() as conn:
+            return [_stored(r) for r in conn.execute(query.limit(limit))]
+
+    def iter_all(self, after: int = 0, batch: int = 5000) -> Iterator[StoredEvent]:
+        while True:
+            chunk = self.read_after(after, batch)
+            if not chunk:
+                return
+            yield from chunk
+            after = chunk[-1].position
+
+    def run_events(self, run_id: str) -> list[StoredEvent]:
+        query = _SELECT.where(events.c.run_id == run_id).order_by(events.c.seq)
+        with translate_errors("read run"), self.engine.connect() as conn:
+            return [_stored(r) for r in conn.execute(query)]
+
+    def max_position(self) -> int:
+        with translate_errors("read events"), self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.max(events.c.position))).scalar() or 0)
+
+    def stats(self) -> dict[str, Any]:
+        with translate_errors("read stats"), self.engine.connect() as conn:
+            by_type = {
+                r.type: r.n
+                for r in conn.execute(
+                    sa.select(events.c.type, sa.func.count().label("n"))
+                    .group_by(events.c.type)
+                    .order_by(events.c.type)
+                )
+            }
+            by_source = {
+                r.source: r.n
+                for r in conn.execute(
+                    sa.select(events.c.source, sa.func.count().label("n")).group_by(events.c.source)
+                )
+            }
+            runs = conn.execute(sa.select(sa.func.count(sa.distinct(events.c.run_id)))).scalar()
+            bounds = conn.execute(
+                sa.select(sa.func.min(events.c.recorded_at), sa.func.max(events.c.recorded_at))
+            ).one()
+            by_reason = {
+                r.reason: r.n
+                for r in conn.execute(
+                    sa.select(quarantine.c.reason, sa.func.count().label("n"))
+                    .group_by(quarantine.c.reason)
+                    .order_by(quarantine.c.reason)
+                )
+            }
+        return {
+            "events": sum(by_type.values()),
+            "runs": int(runs or 0),
+            "events_by_type": by_type,
+            "events_by_source": by_source,
+            "first_recorded_at": _iso(bounds[0]),
+            "last_recorded_at": _iso(bounds[1]),
+            "quarantined": sum(by_reason.values()),
+            "quarantined_by_reason": by_reason,
+        }
+
+
+def _iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()

@@ -1,0 +1,95 @@
+"""The records that cross the store boundary: what is appended, what is read back."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tracelake.store.schema import dumps
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """A scrubbed event with its run identity, ready to append."""
+
+    run_id: str
+    seq: int
+    type: str
+    source: str
+    payload: dict[str, Any]
+    recorded_at: datetime
+    redactions: dict[str, Any] | None = None
+    event_id: str | None = None
+    plan_id: str | None = None
+    step_id: str | None = None
+    tool: str | None = None
+    collection_id: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.run_id, self.seq)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedEvent:
+    """A NewEvent with its JSON encoded once; the hash is over the stored (scrubbed) bytes."""
+
+    event: NewEvent
+    payload_json: str
+    redactions_json: str | None
+    content_hash: str
+
+    @classmethod
+    def of(cls, event: NewEvent) -> PreparedEvent:
+        payload_json = dumps(event.payload)
+        digest = hashlib.blake2b(payload_json.encode("utf-8"), digest_size=16).hexdigest()
+        redactions = None if event.redactions is None else dumps(event.redactions)
+        return cls(event, payload_json, redactions, digest)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    position: int
+    run_id: str
+    seq: int
+    type: str
+    source: str
+    recorded_at: datetime
+    payload: dict[str, Any]
+    event_id: str | None = None
+    plan_id: str | None = None
+    step_id: str | None = None
+    tool: str | None = None
+    collection_id: str | None = None
+    redactions: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineItem:
+    """Something that could not be stored as an event. Never holds raw content."""
+
+    origin: str
+    reason: str
+    detail: str
+    recorded_at: datetime
+    dedupe_key: str
+    line_no: int | None = None
+    event_type: str | None = None
+    run_id: str | None = None
+    seq: int | None = None
+    preview: str | None = None
+
+
+@dataclass(slots=True)
+class AppendResult:
+    appended: int = 0
+    duplicates: int = 0
+    conflicts: list[NewEvent] = field(default_factory=list)
+
+    def __iadd__(self, other: AppendResult) -> AppendResult:
+        self.appended += other.appended
+        self.duplicates += other.duplicates
+        self.conflicts.extend(other.conflicts)
+        return self
