@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from tracelake.store.engine import translate_errors
+from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, NewEvent, PreparedEvent, QuarantineItem
 from tracelake.store.schema import events
@@ -86,7 +86,7 @@ class Appender(ABC):
         if not batch:
             return AppendResult()
         prepared = [PreparedEvent.of(e) for e in batch]
-        with translate_errors("append to events"), self.engine.begin() as conn:
+        with translate_errors("append to events"), write_transaction(self.engine) as conn:
             self.lock(conn)
             return self._append_locked(conn, prepared)
 

@@ -21,6 +21,7 @@ from tracelake.errors import (
 )
 
 APPEND_ONLY_MESSAGE = "events is append-only"
+WRITE_OPTION = "tracelake_write"
 
 
 def normalize_url(url: str) -> str:
@@ -63,8 +64,9 @@ def _configure_sqlite(engine: Engine) -> None:
 
     pysqlite's own transaction handling begins lazily and never for SELECT, so a write could
     interleave with another writer; we take over and start every transaction with
-    ``BEGIN IMMEDIATE``, which takes the database's single write lock up front. That lock is
-    what makes positions gap-safe on SQLite (see ``store.appender``).
+    ``BEGIN IMMEDIATE`` when it will write (see :func:`write_transaction`), which takes the
+    database's single write lock up front. That lock is what makes positions gap-safe on SQLite
+    (see ``store.appender``). Readers use a deferred ``BEGIN`` and, in WAL mode, never wait.
     """
 
     @event.listens_for(engine, "connect")
@@ -79,7 +81,15 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        write = conn.get_execution_options().get(WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+@contextlib.contextmanager
+def write_transaction(engine: Engine) -> Iterator[sa.Connection]:
+    """A transaction that will write: on SQLite it holds the write lock from its first statement."""
+    with engine.connect().execution_options(**{WRITE_OPTION: True}) as conn, conn.begin():
+        yield conn
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
 from tracelake.errors import ConfigError
-from tracelake.store.engine import translate_errors
+from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.schema import JSONDocument, metadata
 
 MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
@@ -35,7 +35,7 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    with translate_errors("migrate the schema"), engine.begin() as conn:
+    with translate_errors("migrate the schema"), write_transaction(engine) as conn:
         command.upgrade(alembic_config(connection=conn), revision)
 
 

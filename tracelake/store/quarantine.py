@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
-from tracelake.store.engine import translate_errors
+from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.records import QuarantineItem
 from tracelake.store.schema import quarantine
 
@@ -27,7 +27,7 @@ class QuarantineWriter(ABC):
         """Write items in their own transaction; returns how many were new."""
         if not items:
             return 0
-        with translate_errors("write to quarantine"), self.engine.begin() as conn:
+        with translate_errors("write to quarantine"), write_transaction(self.engine) as conn:
             return self.write(conn, items)
 
     def write(self, conn: Connection, items: Sequence[QuarantineItem]) -> int:
