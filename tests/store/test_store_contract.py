@@ -86,9 +86,12 @@ def test_different_content_at_a_taken_seq_is_quarantined_not_lost(store: Store) 
 )
 def test_database_refuses_update_and_delete(store: Store, statement: str) -> None:
     store.appender.append([ev("r1", 1), ev("r1", 2)])
-    with pytest.raises(AppendOnlyViolationError), translate_errors("tamper"):
-        with store.engine.begin() as conn:
-            conn.exec_driver_sql(statement)
+    with (
+        pytest.raises(AppendOnlyViolationError),
+        translate_errors("tamper"),
+        store.engine.begin() as conn,
+    ):
+        conn.exec_driver_sql(statement)
     assert [r.type for r in store.reader.read_after(0)] == ["step.started"] * 2
 
 
@@ -96,9 +99,12 @@ def test_database_refuses_update_and_delete(store: Store, statement: str) -> Non
 @pytest.mark.parametrize("backend", ["postgresql"])
 def test_postgres_refuses_truncate(store: Store) -> None:
     store.appender.append([ev("r1", 1)])
-    with pytest.raises(AppendOnlyViolationError), translate_errors("tamper"):
-        with store.engine.begin() as conn:
-            conn.exec_driver_sql("TRUNCATE events")
+    with (
+        pytest.raises(AppendOnlyViolationError),
+        translate_errors("tamper"),
+        store.engine.begin() as conn,
+    ):
+        conn.exec_driver_sql("TRUNCATE events")
     assert store.reader.max_position() > 0
 
 
