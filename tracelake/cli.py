@@ -179,6 +179,50 @@ def runs_show(
     out.print(table)
 
 
+@app.command()
+def demo(
+    database_url: DatabaseUrl = None,
+    repeat: Annotated[int, typer.Option(help="How many times to run each demo plan")] = 2,
+) -> None:
+    """Run the demo plans through graph-tool-call's real PlanRunner and store their events."""
+    import io
+    import uuid
+    from dataclasses import asdict
+    from datetime import UTC, datetime
+
+    try:
+        from tracelake.demo import run_scenario, scenarios
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise TracelakeError(f"the demo needs graph-tool-call: pip install 'tracelake[demo]' ({exc})")
+    from tracelake.ingest import Ingestor
+    from tracelake.wiring import open_components
+
+    parts = open_components(_settings(database_url))
+    stamp = datetime.now(UTC).strftime("%Y%m%d")
+    buffer = io.BytesIO()
+    table = Table("scenario", "run id", "events", "outcome", title="demo runs (real PlanRunner)")
+    for n in range(repeat):
+        for scenario in scenarios():
+            run_id = f"demo-run-{stamp}-{uuid.uuid4().hex[:8]}"
+            events = list(run_scenario(scenario))
+            for event in events:  # the SSE envelope of seed 000
+                envelope = {"type": "runner.event", "run_id": run_id, "event": asdict(event)}
+                buffer.write(json.dumps(envelope, ensure_ascii=False).encode() + b"\n")
+            if n == 0:
+                table.add_row(scenario.name, run_id, str(len(events)), events[-1].type)
+    buffer.seek(0)
+    report = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings).ingest(
+        io.BufferedReader(buffer), origin="demo"
+    )
+    out.print(table)
+    out.print(
+        f"stored [bold]{report.appended}[/] events of [bold]{len(report.runs)}[/] runs "
+        f"in {parts.store.url} (duplicates {report.duplicates}, "
+        f"quarantined {report.quarantined_total})"
+    )
+    out.print("next: [bold]tracelake runs show RUN_ID[/] or [bold]tracelake stats[/]")
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     import click

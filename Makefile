@@ -1,0 +1,35 @@
+# Two commands for a fresh machine with Python 3.11+:  make demo  and  make test.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "tracelake needs Python 3.11 or newer; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+## Run the demo plans through graph-tool-call's real PlanRunner into the embedded SQLite store.
+demo: $(STAMP)
+	$(BIN)/tracelake db upgrade
+	$(BIN)/tracelake demo
+	$(BIN)/tracelake stats
+
+## The test suite (SQLite always; PostgreSQL from TRACELAKE_TEST_DATABASE_URL when reachable).
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check tracelake pipelines migrations tests bench
+	$(BIN)/ruff format --check tracelake pipelines migrations tests bench
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_append.py
+
+clean:
+	rm -rf $(VENV) tracelake.db tracelake.db-* tracelake.db.pseudonym.key

@@ -1,0 +1,1 @@
+"""Batch jobs on polars over the scrubbed log (promotion, exports)."""
