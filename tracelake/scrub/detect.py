@@ -137,7 +137,9 @@ def _luhn_ok(digits: str) -> bool:
 
 
 _CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5)|35|9")
-_KR_MOBILE = re.compile(r"01[016789]\d{7,8}")
+# As an integer a Korean mobile number has lost its leading zero: 010-xxxx-xxxx -> 10xxxxxxxx.
+# Only 010 (every mobile number since 2004): legacy 017/018 would also catch Unix timestamps.
+_KR_MOBILE = re.compile(r"010\d{8}")
 _RRN = re.compile(r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[1-8]\d{6}")
 
 

@@ -24,6 +24,7 @@ MAX_DEPTH = 3
 MAX_ITEMS = 3
 MAX_KEYS = 24
 MAX_STR = 80
+CUT_JSON_STR = 300  # a cut JSON text cannot be shaped: keep more of it
 
 
 def _size(value: Any) -> int:
@@ -41,8 +42,11 @@ def preview(w: Walker, value: Any, path: str) -> Any:
     if isinstance(value, dict) and set(value) <= {"_preview", "_truncated"}:
         inner = value.get("_preview")
         if isinstance(inner, str):  # graph-tool-call's cut JSON text
+            parsed = _maybe_json(inner)
             return {
-                "_preview": _shape(w, _maybe_json(inner), path, 0),
+                "_preview": w.json_text(inner, path, limit=CUT_JSON_STR)
+                if isinstance(parsed, str)
+                else _shape(w, parsed, path, 0),
                 "_bytes": len(inner.encode("utf-8")),
                 "_truncated": True,
             }
