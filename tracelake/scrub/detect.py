@@ -1,0 +1,168 @@
+"""Value detection: one combined prefilter regex, presidio only where it can apply, an LRU cache.
+
+presidio costs tens of microseconds per recognizer per string, and its phone recognizer (nine
+regions through ``phonenumbers``) costs about a millisecond. So a string first goes through
+:data:`PREFILTER`, one compiled regex whose named groups say which recognizers could possibly
+match; a string with no hit is returned untouched without calling presidio at all. Phone
+numbers are confirmed by presidio on short windows around each candidate only. Results are
+cached per string (bounded LRU): trace metadata, tool names and repeated arguments recur on
+every event of a run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+from tracelake.scrub import engine
+
+# Entity sets each prefilter group unlocks. Cheap recognizers only (< ~70 us per string);
+# phone numbers are handled separately on windows (see _phone_spans).
+_DIGIT_ENTITIES = ("CREDIT_CARD", "KR_RRN", "KR_FRN", "KR_BRN", "KR_DRIVER_LICENSE")
+_GROUP_ENTITIES: dict[str, tuple[str, ...]] = {
+    "email": ("EMAIL_ADDRESS",),
+    "jwt": ("JWT",),
+    "bearer": ("BEARER_TOKEN",),
+    "aws": ("AWS_ACCESS_KEY",),
+    "cookie": ("SESSION_COOKIE",),
+    "ip": ("IP_ADDRESS",),
+    "phone": _DIGIT_ENTITIES,
+    "digits": _DIGIT_ENTITIES,
+    "passport": ("KR_PASSPORT",),
+    "hangul": ("KR_NAME", "KR_ADDRESS"),
+    "secret": ("SECRET",),
+}
+
+# Phone-number candidates: Korean (0xx / +82), international (+cc), North American.
+# Look-behind/ahead keep order numbers (ORD-20260725-0001) and dates out.
+_PHONE = (
+    r"(?<![A-Za-z0-9_.-])(?:(?:\+82[\s.-]?0?|0)(?:1[016789]|2|[3-6][1-5]|70|50\d?)[\s.)-]{0,2}\d{3,4}"
+    r"[\s.-]?\d{4}"
+    r"|\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}"
+    r"|\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4})(?![A-Za-z0-9_-])"
+)
+PREFILTER = re.compile(
+    r"(?P<email>[\w.+-]@[\w-])"
+    r"|(?P<jwt>eyJ[\w-]{5,}\.)"
+    r"|(?P<bearer>(?i:bearer|basic|token)\s+\S{8})"
+    r"|(?P<aws>\bA[KSGIRNBC][A-Z]{2}[A-Z0-9]{16}\b)"
+    r"|(?P<cookie>(?i:sess|sid|csrf|xsrf|remember_me|_token|access_token|refresh_token)"
+    r"[\w.-]*\s*[=:]\s*\S{6})"
+    r"|(?P<ip>\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b|(?i:\b[0-9a-f]{1,4}:[0-9a-f]{0,4}:[0-9a-f]*:?[0-9a-f]+\b))"
+    rf"|(?P<phone>{_PHONE})"
+    r"|(?P<digits>\d(?:[\s-]?\d){9,18})"
+    r"|(?P<passport>\b[A-Z]\d{8}\b)"
+    r"|(?P<hangul>[가-힣]{2})"
+    r"|(?P<secret>[A-Za-z0-9+/_-]{24,})"
+)
+_PHONE_RE = re.compile(_PHONE)
+_SKIP_RE = re.compile(
+    # UUIDs, ISO dates/timestamps, and enum-like codes are known-safe shapes.
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|[a-z][a-z0-9]*(?:[._][a-z0-9]+){0,4}"
+)
+CACHE_SIZE = 65_536
+Counts = tuple[tuple[str, int], ...]
+
+
+def candidate_entities(text: str, *, allow_secret: bool = True) -> tuple[set[str], bool]:
+    """Entities the prefilter says may be present, and whether a phone candidate exists."""
+    found: set[str] = set()
+    phone = False
+    for match in PREFILTER.finditer(text):
+        group = match.lastgroup
+        if group is None or (group == "secret" and not allow_secret):
+            continue
+        if group == "phone":
+            phone = True
+        found.update(_GROUP_ENTITIES[group])
+    return found, phone
+
+
+def _phone_spans(text: str) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    for match in _PHONE_RE.finditer(text):
+        start, end = max(0, match.start() - 1), min(len(text), match.end() + 1)
+        for a, b, entity in engine.analyze(text[start:end], ["PHONE_NUMBER"]):
+            spans.append((start + a, start + b, entity))
+    return spans
+
+
+def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Counts]:
+    if not spans:
+        return text, ()
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    out: list[str] = []
+    counts: Counter[str] = Counter()
+    pos = 0
+    for start, end, entity in spans:
+        if start < pos:  # overlaps a span already replaced (the longer one wins)
+            continue
+        out.append(text[pos:start])
+        out.append(f"[{entity}]")
+        counts[entity] += 1
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), tuple(sorted(counts.items()))
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
+    """Return *text* with detected entities replaced by ``[ENTITY]`` and counts per entity.
+
+    ``allow_secret=False`` disables the long-token heuristic (for values under id keys, which
+    are long opaque ids by design); every other recognizer still applies.
+    """
+    if _SKIP_RE.fullmatch(text):
+        return text, ()
+    entities, phone = candidate_entities(text, allow_secret=allow_secret)
+    if not entities:
+        return text, ()
+    spans = engine.analyze(text, sorted(entities))
+    if phone:
+        spans.extend(_phone_spans(text))
+    return _redact(text, spans)
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+_CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5)|35|9")
+# As an integer a Korean mobile number has lost its leading zero: 010-xxxx-xxxx -> 10xxxxxxxx.
+# Only 010 (every mobile number since 2004): legacy 017/018 would also catch Unix timestamps.
+_KR_MOBILE = re.compile(r"010\d{8}")
+_RRN = re.compile(r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[1-8]\d{6}")
+
+
+def detect_int(value: int) -> str | None:
+    """Entity type of a phone, card or resident number stored as an integer, else ``None``.
+
+    Argument coercion turns ``"01012345678"`` into ``1012345678``: the leading zero is lost,
+    so both the digits and the digits with a ``0`` prefix are checked.
+    """
+    digits = str(abs(value))
+    if len(digits) < 9 or len(digits) > 19:
+        return None
+    for candidate in (digits, "0" + digits):
+        if _KR_MOBILE.fullmatch(candidate):
+            return "PHONE_NUMBER"
+        if len(candidate) == 13 and _RRN.fullmatch(candidate):
+            return "KR_RRN"
+    if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and _luhn_ok(digits):
+        return "CREDIT_CARD"
+    if re.fullmatch(r"82(?:1[016789]\d{7,8}|[2-6]\d{7,9})", digits):
+        return "PHONE_NUMBER"  # +82 numbers stored as int
+    return None
+
+
+def cache_info() -> str:
+    return str(detect.cache_info())

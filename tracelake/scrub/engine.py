@@ -1,0 +1,192 @@
+"""The presidio engine, fully offline, built once per process and lazily.
+
+presidio's default engine loads a spaCy model (a download) and its email recognizer fetches the
+public-suffix list through tldextract. Neither may happen here: we use ``NoOpNlpEngine`` (no
+model, no tokens) and set ``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""`` before presidio is imported,
+so tldextract falls back to the snapshot bundled with it.
+
+Without a NER model presidio finds no names or addresses, so this module adds pattern
+recognizers for Hangul names and Korean street addresses, plus credentials (JWT, bearer
+tokens, AWS access keys, long hex/base64 secrets, session cookies).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+# Must be set before presidio (and so tldextract) is imported anywhere in the process.
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+LANGUAGE = "en"
+SCORE_THRESHOLD = 0.35
+
+# Common Korean surnames (covers >95% of the population). A 3-syllable Hangul token that
+# starts with one of these and stands alone (or is followed by an honorific) is a name.
+_SURNAMES = (
+    "김이박최정강조윤장임한오서신권황안송전홍유고문양손배백허남심노하곽성차주우구민진나지엄"
+    "채원천방공현함변염여추도소석선설마길연위표명"
+)
+_HONORIFIC = r"(?:님|씨|고객|께|에게|의|은|는|이|가|을|를|과|와|도|님께)?"
+HANGUL_NAME_RE = (
+    rf"(?<![가-힣])[{_SURNAMES}][가-힣]{{2}}(?={_HONORIFIC}(?![가-힣]))"
+)
+# Common 3-syllable words that start with a surname syllable; never treated as names.
+NAME_STOPWORDS = frozenset(
+    """
+    이메일 신분증 조회가 정보를 주문번 주소지 전화번 연락처 고객님 고객센 결제가 결제를 배송지
+    배송비 확인된 확인을 처리가 처리를 정상적 성공적 실패한 실패로 이용자 이번에 이전에 이후에
+    오류가 오류를 요청이 요청을 한도를 한도가 문의가 문의를 사고가 사본을 명세서 주민등 안내를
+    안내가 정지를 정지가 최근의 최소한 최대한 전체를 전체가 장바구 상품을 상품이 상품명 구매를
+    구매가 주문을 주문이 주문한 배송을 배송이 배송중 반품을 반품이 교환을 환불을 환불이 취소를
+    취소가 적립금 포인트 쿠폰을 회원님 회원을 회원이 인증을 인증이 인증서 실명확 본인확 정보가
+    신청을 신청이 심사로 심사를 진행을 진행중 완료된 재안내 재시도 한국어 영업일 유효기 도착을
+    예정일 발송일 주문일 결제일 신청일 만료일
+    도착이 기본값 시스템 시간이 시간을 서비스 서버가 서버를 응답이 응답을 연결이 연결을 기록을
+    기록이 내용을 내용이 방문을 부분을 부분이 사용자 사용을 우편번 상세주 지번주 도로명 전송을
+    """.split()
+)
+# Final syllables of place names (연수구, 강남구, 수원시, ...), which are not given names.
+_PLACE_ENDINGS = frozenset("구군시읍면로길")
+_PROVINCE = (
+    r"(?:서울|부산|대구|인천|광주|대전|울산|세종|경기|강원|충북|충남|전북|전남|경북|경남|제주)"
+    r"(?:특별시|광역시|특별자치시|특별자치도|도)?"
+)
+KR_ADDRESS_RE = (
+    rf"(?:{_PROVINCE}\s+)?[가-힣]{{1,10}}(?:시|군|구)\s+(?:[가-힣]{{1,10}}(?:구|읍|면)\s+)?"
+    r"[가-힣0-9]{1,20}(?:로|길|동|리)\s*\d{1,5}(?:-\d{1,5})?"
+    r"(?:(?:\s*,\s*|\s+)(?:[가-힣0-9A-Za-z]{1,12}\s*)?\d{1,5}(?:동|호|층)(?:\s*\d{1,5}호)?)?"
+)
+
+# Credentials.
+JWT_RE = r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}"
+BEARER_RE = r"(?i)\b(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}"
+AWS_KEY_RE = r"(?-i)\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b"
+SESSION_COOKIE_RE = (
+    r"(?i)\b(?:jsessionid|sessionid|session_id|session|sid|phpsessid|connect\.sid|"
+    r"csrftoken|xsrf-token|_csrf|remember_me|auth_token|access_token|refresh_token)"
+    r"\s*[=:]\s*[^\s;,\"'&]{6,}"
+)
+LONG_HEX_RE = r"(?<![A-Za-z0-9])[A-Fa-f0-9]{32,}(?![A-Za-z0-9])"
+LONG_B64_RE = r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_-])"
+
+_ENGINE: Any = None
+_LOCK = threading.Lock()
+
+
+def _mixed_enough(text: str) -> bool:
+    """A long token looks like a secret only if it mixes letters and digits (not a word)."""
+    has_digit = any(c.isdigit() for c in text)
+    has_upper = any(c.isupper() for c in text)
+    has_lower = any(c.islower() for c in text)
+    return has_digit and (has_upper or has_lower) or (has_upper and has_lower and len(text) >= 32)
+
+
+def _build() -> Any:
+    from presidio_analyzer import AnalyzerEngine, Pattern, PatternRecognizer
+    from presidio_analyzer.nlp_engine import NoOpNlpEngine
+    from presidio_analyzer.predefined_recognizers import (
+        CreditCardRecognizer,
+        EmailRecognizer,
+        IpRecognizer,
+        KrBrnRecognizer,
+        KrDriverLicenseRecognizer,
+        KrFrnRecognizer,
+        KrPassportRecognizer,
+        KrRrnRecognizer,
+        PhoneRecognizer,
+    )
+    from presidio_analyzer.recognizer_registry import RecognizerRegistry
+
+    class _NameRecognizer(PatternRecognizer):  # type: ignore[misc]
+        def validate_result(self, pattern_text: str) -> bool | None:
+            return pattern_text not in NAME_STOPWORDS and pattern_text[-1] not in _PLACE_ENDINGS
+
+    class _SecretRecognizer(PatternRecognizer):  # type: ignore[misc]
+        def validate_result(self, pattern_text: str) -> bool | None:
+            return _mixed_enough(pattern_text)
+
+    def pattern(entity: str, regex: str, score: float = 0.9) -> Any:
+        return PatternRecognizer(
+            supported_entity=entity,
+            patterns=[Pattern(entity.lower(), regex, score)],
+            supported_language=LANGUAGE,
+        )
+
+    registry = RecognizerRegistry(supported_languages=[LANGUAGE])
+    for recognizer in (
+        EmailRecognizer(supported_language=LANGUAGE),
+        IpRecognizer(supported_language=LANGUAGE),
+        CreditCardRecognizer(supported_language=LANGUAGE),
+        PhoneRecognizer(
+            supported_regions=("KR", *PhoneRecognizer.DEFAULT_SUPPORTED_REGIONS),
+            leniency=2,
+            supported_language=LANGUAGE,
+        ),
+        KrRrnRecognizer(supported_language=LANGUAGE),
+        KrFrnRecognizer(supported_language=LANGUAGE),
+        KrBrnRecognizer(supported_language=LANGUAGE),
+        KrDriverLicenseRecognizer(supported_language=LANGUAGE),
+        KrPassportRecognizer(supported_language=LANGUAGE),
+        pattern("JWT", JWT_RE, 0.95),
+        pattern("BEARER_TOKEN", BEARER_RE, 0.9),
+        pattern("AWS_ACCESS_KEY", AWS_KEY_RE, 0.95),
+        pattern("SESSION_COOKIE", SESSION_COOKIE_RE, 0.9),
+        pattern("KR_ADDRESS", KR_ADDRESS_RE, 0.8),
+        _NameRecognizer(
+            supported_entity="KR_NAME",
+            patterns=[Pattern("kr_name", HANGUL_NAME_RE, 0.6)],
+            supported_language=LANGUAGE,
+        ),
+        _SecretRecognizer(
+            supported_entity="SECRET",
+            patterns=[Pattern("hex", LONG_HEX_RE, 0.7), Pattern("b64", LONG_B64_RE, 0.6)],
+            supported_language=LANGUAGE,
+        ),
+    ):
+        registry.add_recognizer(recognizer)
+    nlp = NoOpNlpEngine(models=[{"lang_code": LANGUAGE, "model_name": "noop"}])
+    return AnalyzerEngine(
+        registry=registry,
+        nlp_engine=nlp,
+        supported_languages=[LANGUAGE],
+        default_score_threshold=SCORE_THRESHOLD,
+    )
+
+
+def get_engine() -> Any:
+    """The process-wide ``AnalyzerEngine`` (built on first use, thread-safe)."""
+    global _ENGINE
+    if _ENGINE is None:
+        with _LOCK:
+            if _ENGINE is None:
+                _ENGINE = _build()
+    return _ENGINE
+
+
+HANGUL_ENTITIES = frozenset({"KR_NAME", "KR_ADDRESS"})
+_HANGUL_BLANK = {c: " " for c in range(0xAC00, 0xD7A4)}
+
+
+def analyze(text: str, entities: list[str]) -> list[tuple[int, int, str]]:
+    """Spans ``(start, end, entity)`` that presidio finds for *entities* in *text*.
+
+    Korean particles attach to whatever precedes them ("010-1234-5678로", "a@b.com로"), and
+    Hangul counts as a word character, so ``\\b``-anchored recognizers miss such values. All
+    recognizers except the Hangul ones therefore see a copy of the text with every Hangul
+    syllable replaced by a space: same length, so the offsets stay valid.
+    """
+    engine = get_engine()
+    spans: list[tuple[int, int, str]] = []
+    hangul = [e for e in entities if e in HANGUL_ENTITIES]
+    other = [e for e in entities if e not in HANGUL_ENTITIES]
+    if other:
+        view = text.translate(_HANGUL_BLANK)
+        for r in engine.analyze(text=view, entities=other, language=LANGUAGE):
+            spans.append((r.start, r.end, r.entity_type))
+    if hangul:
+        for r in engine.analyze(text=text, entities=hangul, language=LANGUAGE):
+            spans.append((r.start, r.end, r.entity_type))
+    return spans
+

@@ -1,0 +1,194 @@
+"""Field policy per source and event type: keep, scrub, preview, summarise or drop.
+
+Kept as is (after a cheap check): ids, types, tool/task/target names, step ids, durations,
+sizes, counts, statuses, reason codes. Scrubbed in full: arguments, goals, error messages,
+coercion changes. Previewed: outputs, results, bodies, messages. Dropped: provider raw
+objects. Anything not named here goes through the generic walk (key rules + detection), so a
+new field in a future runner version is scrubbed, not stored raw.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tracelake.scrub.preview import preview
+from tracelake.scrub.walk import Walker
+
+Rule = Callable[[Walker, Any, str], Any]
+
+REASON_CODES = (
+    "auth_context_required",
+    "auth_profile_missing",
+    "auth_header_resolution_failed",
+    "auth_failed",
+    "http_4xx",
+    "http_5xx",
+    "unsatisfied_field",
+    "cleanup_failed",
+)
+_REASON_RE = re.compile(
+    r"\b(" + "|".join(REASON_CODES) + r")\b|\breason(?:_code)?\s*[=:]\s*([a-z][a-z0-9_]{2,48})"
+)
+_HTTP_RE = re.compile(
+    r"(?i)\b(?:http(?:\s*status)?|status(?:[\s_-]*code)?|code)\s*[:=]?\s*([1-5]\d{2})\b"
+    r"|\b([1-5]\d{2})\s+(?:Bad Request|Unauthorized|Forbidden|Not Found|Conflict|"
+    r"Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout)\b"
+)
+TRACE_METADATA_SAFE = frozenset(
+    {"collection_id", "case_id", "quality_case_id", "request_id", "failure_reason", "http_status"}
+)
+
+
+def keep(w: Walker, value: Any, path: str) -> Any:
+    """Ids, names, counts: kept when they are plain scalars, else walked."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return w.text(value, path, allow_secret=False, limit=256)
+    return w.value(value, path)
+
+
+def scrub(w: Walker, value: Any, path: str) -> Any:
+    return w.value(value, path)
+
+
+def drop(w: Walker, value: Any, path: str) -> Any:
+    if value is None:
+        return None
+    w.actions["dropped"] += 1
+    return {"_dropped": True, "_type": type(value).__name__}
+
+
+def error(w: Walker, value: Any, path: str) -> Any:
+    """``error``: kind and exception type kept; message scrubbed; HTTP status and reason
+    code lifted out of the message so projections need not parse it."""
+    if not isinstance(value, dict):
+        return scrub(w, value, path) if not isinstance(value, str) else _message(w, value, path)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = f"{path}.{key}"
+        if key in ("kind", "exception_type", "type", "code", "status", "http_status"):
+            out[key] = keep(w, item, sub)
+        elif key == "message" and isinstance(item, str):
+            out.update(_message(w, item, sub, wrap=False))
+        else:
+            out[w.dict_key(key, path)] = w.field(key, item, sub)
+    return out
+
+
+def _message(w: Walker, text: str, path: str, *, wrap: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"message": w.text(text, path, limit=500)}
+    http = _HTTP_RE.search(text)
+    if http:
+        out["http_status"] = int(http.group(1) or http.group(2))
+    reason = _REASON_RE.search(text)
+    if reason:
+        out["reason_code"] = reason.group(1) or reason.group(2)
+    return out
+
+
+def trace_steps(w: Walker, value: Any, path: str) -> Any:
+    """Per-step summary only: id, tool, status, duration, retries, error kind."""
+    if not isinstance(value, list):
+        return scrub(w, value, path)
+    w.actions["summarized"] += 1
+    steps: list[dict[str, Any]] = []
+    for step in value:
+        if not isinstance(step, dict):
+            steps.append({"_type": type(step).__name__})
+            continue
+        err = step.get("error")
+        summary: dict[str, Any] = {
+            "id": keep(w, step.get("id"), f"{path}[].id"),
+            "tool": keep(w, step.get("tool"), f"{path}[].tool"),
+            "status": "failed" if err else "ok",
+            "duration_ms": _number(step.get("duration_ms")),
+            "retries": _number(step.get("retries")),
+        }
+        if isinstance(err, dict):
+            summary["error_kind"] = keep(w, err.get("kind"), f"{path}[].error.kind")
+        steps.append(summary)
+    return steps
+
+
+def _number(value: Any) -> Any:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def trace_metadata(w: Walker, value: Any, path: str) -> Any:
+    """Known-safe keys kept; ``auth_readiness`` keeps booleans and header names; the rest
+    goes through the generic walk."""
+    if not isinstance(value, dict):
+        return scrub(w, value, path)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = f"{path}.{key}"
+        if key in TRACE_METADATA_SAFE:
+            out[key] = keep(w, item, sub)
+        elif key == "auth_readiness" and isinstance(item, dict):
+            out[key] = _auth_readiness(w, item, sub)
+        else:
+            out[w.dict_key(key, path)] = w.field(key, item, sub)
+    return out
+
+
+def _auth_readiness(w: Walker, value: dict[str, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = f"{path}.{key}"
+        if isinstance(item, bool) or item is None:
+            out[key] = item
+        elif "header" in key.lower() and isinstance(item, list | str):
+            names = item if isinstance(item, list) else [item]  # header *names*, not values
+            out[key] = [keep(w, n, sub) for n in names if isinstance(n, str) and len(n) < 64]
+        else:
+            out[w.dict_key(key, path)] = w.field(key, item, sub)
+    return out
+
+
+def coercion_changes(w: Walker, value: Any, path: str) -> Any:
+    """``args.coerced.changes``: field and rule kept; from/to judged by the field's key rule."""
+    if not isinstance(value, list):
+        return scrub(w, value, path)
+    out: list[Any] = []
+    for change in value:
+        if not isinstance(change, dict):
+            out.append(scrub(w, change, f"{path}[]"))
+            continue
+        field_name = change.get("field")
+        row: dict[str, Any] = {}
+        for key, item in change.items():
+            sub = f"{path}[].{key}"
+            if key in ("field", "rule"):
+                row[key] = keep(w, item, sub)
+            elif key in ("from", "to") and isinstance(field_name, str):
+                row[key] = w.field(field_name, item, f"{path}[].{field_name}")
+            else:
+                row[w.dict_key(key, path)] = w.field(key, item, sub)
+        out.append(row)
+    return out
+
+
+def goal(w: Walker, value: Any, path: str) -> Any:
+    """Goals feed query families: scrubbed in full, cut only when very long."""
+    return w.text(value, path, limit=1000) if isinstance(value, str) else scrub(w, value, path)
+
+
+def json_string(w: Walker, value: Any, path: str) -> Any:
+    """A JSON document inside a string (agentlane tool-call arguments)."""
+    return w.json_text(value, path) if isinstance(value, str) else scrub(w, value, path)
+
+
+def apply(w: Walker, event: dict[str, Any], rules: dict[str, Rule], path: str = "") -> dict[str, Any]:
+    """Apply *rules* to the fields of *event*; unnamed fields get the generic walk."""
+    out: dict[str, Any] = {}
+    for key, item in event.items():
+        sub = f"{path}.{key}" if path else str(key)
+        rule = rules.get(key) if isinstance(key, str) else None
+        if rule is not None:
+            out[key] = rule(w, item, sub)
+        else:
+            out[w.dict_key(key, path)] = w.field(key, item, sub) if isinstance(key, str) else None
+    return out

@@ -1,0 +1,121 @@
+"""Compact previews of outputs, results, bodies and messages.
+
+A preview keeps the *shape* of a value (keys, nesting, types) with scrubbed, truncated
+scalars, bounded depth and item count, and the original size:
+
+    {"_preview": {"orderNo": "ORD-1", "items": [{...}, {"_more": 7}]},
+     "_bytes": 18234, "_items": 3, "_truncated": true}
+
+Strings are scanned before they are cut (on a prefix a little longer than the cut), so a
+secret that straddles the cut is still found. graph-tool-call's own ``{"_preview": "<json
+cut at 512>", "_truncated": true}`` is parsed back (or judged pair by pair when the cut
+broke the JSON) instead of being kept as opaque text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tracelake.scrub.keys import KeyClass, classify
+from tracelake.scrub.walk import Walker
+
+MAX_DEPTH = 3
+MAX_ITEMS = 3
+MAX_KEYS = 24
+MAX_STR = 80
+CUT_JSON_STR = 300  # a cut JSON text cannot be shaped: keep more of it
+
+
+def _size(value: Any) -> int:
+    try:
+        return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    except (TypeError, ValueError):
+        return -1
+
+
+def preview(w: Walker, value: Any, path: str) -> Any:
+    """The stored form of an output-like field (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    w.actions["previewed"] += 1
+    if isinstance(value, dict) and set(value) <= {"_preview", "_truncated"}:
+        inner = value.get("_preview")
+        if isinstance(inner, str):  # graph-tool-call's cut JSON text
+            parsed = _maybe_json(inner)
+            return {
+                "_preview": w.json_text(inner, path, limit=CUT_JSON_STR)
+                if isinstance(parsed, str)
+                else _shape(w, parsed, path, 0),
+                "_bytes": len(inner.encode("utf-8")),
+                "_truncated": True,
+            }
+    shaped = _shape(w, value, path, 0)
+    out: dict[str, Any] = {"_preview": shaped, "_bytes": _size(value)}
+    if isinstance(value, dict | list):
+        out["_items"] = len(value)
+    out["_truncated"] = _was_cut(value, shaped)
+    return out
+
+
+def _maybe_json(text: str) -> Any:
+    body = text.rstrip("…")
+    if body[:1] in "{[":
+        try:
+            return json.loads(body)
+        except ValueError:
+            pass
+    return text
+
+
+def _was_cut(original: Any, shaped: Any) -> bool:
+    if isinstance(original, str):
+        return isinstance(shaped, str) and shaped.endswith("…") and not original.endswith("…")
+    if isinstance(original, list):
+        return len(original) > MAX_ITEMS or any(
+            _was_cut(o, s) for o, s in zip(original, shaped, strict=False)
+        )
+    if isinstance(original, dict):
+        return len(original) > MAX_KEYS or not isinstance(shaped, dict) or any(
+            k in shaped and _was_cut(v, shaped[k]) for k, v in original.items()
+        )
+    return False
+
+
+def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
+    if isinstance(value, str):
+        if value[:1] in "{[" and value.rstrip()[-1:] in "}]…":
+            return w.json_text(value, path, limit=MAX_STR)
+        return w.text(value, path, limit=MAX_STR)
+    if not isinstance(value, dict | list):
+        return w.value(value, path)  # numbers (ints are checked), bools, None
+    if depth >= MAX_DEPTH:
+        return {"_keys": len(value)} if isinstance(value, dict) else {"_items": len(value)}
+    if isinstance(value, list):
+        items = [_shape(w, item, f"{path}[]", depth + 1) for item in value[:MAX_ITEMS]]
+        if len(value) > MAX_ITEMS:
+            items.append({"_more": len(value) - MAX_ITEMS})
+        return items
+    out: dict[str, Any] = {}
+    for i, (key, item) in enumerate(value.items()):
+        if i >= MAX_KEYS:
+            out["_more_keys"] = len(value) - MAX_KEYS
+            break
+        sub = f"{path}.{key}"
+        kclass, _ = classify(key) if isinstance(key, str) else (KeyClass.PLAIN, "")
+        if kclass is KeyClass.PLAIN and isinstance(item, dict | list | str):
+            out[w.dict_key(key, path)] = _shape(w, item, sub, depth + 1)
+        else:  # key rules decide (credential, person, pseudonym, id) or a plain scalar
+            out[w.dict_key(key, path)] = _bounded(w.field(key, item, sub, depth))
+    return out
+
+
+def _bounded(value: Any) -> Any:
+    """Key-ruled values under SAFE_ID/PSEUDONYM keys can still be containers: bound them."""
+    if isinstance(value, dict):
+        return {"_keys": len(value)}
+    if isinstance(value, list):
+        return {"_items": len(value)}
+    if isinstance(value, str) and len(value) > MAX_STR:
+        return value[:MAX_STR] + "…"
+    return value

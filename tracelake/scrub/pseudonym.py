@@ -1,0 +1,103 @@
+"""Keyed pseudonyms for the ids analytics groups by, and where the key comes from.
+
+``user_id``, ``mbrId``, ``custNo``, ``session_id`` ... become ``psn_`` + HMAC-SHA256(key, value)
+(first 20 hex digits, 80 bits): stable for one key, so "events per user" still works, and
+not reversible or linkable without the key.
+
+Key source, in order: ``TRACELAKE_PSEUDONYM_KEY`` (hex, or any string of at least 16
+characters); for a SQLite file, ``<dbfile>.pseudonym.key`` beside it (generated once, mode
+0600, with a warning); for in-memory SQLite an ephemeral key (with a warning). PostgreSQL
+requires the environment variable: a generated key kept on one app server would silently
+give other servers different pseudonyms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from tracelake.errors import ConfigError
+
+log = logging.getLogger("tracelake.scrub")
+
+ENV_VAR = "TRACELAKE_PSEUDONYM_KEY"
+MIN_KEY_CHARS = 16
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2}){16,}")
+_HOW = (
+    f"Set {ENV_VAR} to a secret of at least {MIN_KEY_CHARS} characters (for example the output "
+    "of `python -c 'import secrets; print(secrets.token_hex(32))'`), the same value on every "
+    "process that writes to this database."
+)
+
+
+def pseudonymize(key: bytes, value: object) -> str:
+    """``psn_<20 hex>``: HMAC-SHA256 of the value's text under *key*."""
+    text = value if isinstance(value, str) else repr(value)
+    digest = hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+    return f"psn_{digest[:20]}"
+
+
+def parse_key(raw: str, *, origin: str) -> bytes:
+    raw = raw.strip()
+    if _HEX.fullmatch(raw):
+        return bytes.fromhex(raw)
+    if len(raw) < MIN_KEY_CHARS:
+        raise ConfigError(f"The pseudonym key from {origin} is too short. {_HOW}")
+    return raw.encode("utf-8")
+
+
+def _sqlite_path(database_url: str) -> str | None:
+    """The database file of a SQLite URL, or ``None`` for an in-memory database."""
+    rest = database_url.split(":", 1)[1] if ":" in database_url else ""
+    rest = rest.removeprefix("///") if rest.startswith("///") else rest.removeprefix("//")
+    path = rest.split("?", 1)[0]
+    if path in ("", ":memory:") or path.startswith("file::memory:") or "mode=memory" in rest:
+        return None
+    return path.removeprefix("file:")
+
+
+def load_pseudonym_key(database_url: str, env: Mapping[str, str] = os.environ) -> bytes:
+    """The pseudonym key for *database_url* (see the module docstring for the order)."""
+    raw = env.get(ENV_VAR, "")
+    if raw.strip():
+        return parse_key(raw, origin=f"${ENV_VAR}")
+    scheme = database_url.split(":", 1)[0].split("+", 1)[0].lower()
+    if scheme != "sqlite":
+        raise ConfigError(
+            f"{ENV_VAR} is not set and the database is {scheme or 'unknown'}, not an embedded "
+            f"SQLite file, so no key can be generated beside it. {_HOW}"
+        )
+    db_path = _sqlite_path(database_url)
+    if db_path is None:
+        log.warning(
+            "%s is not set and the database is in memory: using an ephemeral pseudonym key; "
+            "pseudonyms will not match those of any other process.",
+            ENV_VAR,
+        )
+        return secrets.token_bytes(32)
+    key_path = Path(db_path + ".pseudonym.key")
+    try:
+        return parse_key(key_path.read_text(encoding="ascii"), origin=str(key_path))
+    except FileNotFoundError:
+        pass
+    key = secrets.token_bytes(32)
+    key_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process created it first: use theirs
+        return parse_key(key_path.read_text(encoding="ascii"), origin=str(key_path))
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(key.hex() + "\n")
+    log.warning(
+        "%s is not set: generated a pseudonym key and kept it in %s (mode 0600). Back it up "
+        "with the database; without it, new pseudonyms will not match old ones.",
+        ENV_VAR,
+        key_path,
+    )
+    return key

@@ -1,0 +1,76 @@
+"""The public scrubber: one call per event, fail closed, a report of counts only."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracelake.errors import ScrubError
+from tracelake.scrub.sources import scrub_agentlane, scrub_gtc, scrub_unknown
+from tracelake.scrub.walk import Walker
+
+SOURCES = {"graph_tool_call": scrub_gtc, "agentlane": scrub_agentlane, "unknown": scrub_unknown}
+
+
+@dataclass(frozen=True)
+class ScrubbedEvent:
+    """``payload``: a new JSON-compatible dict, safe to store. ``report``: counts by entity type
+    and by field path, and counts of actions (previewed, dropped, pseudonymized); no values."""
+
+    payload: dict[str, Any]
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+class Scrubber:
+    """Scrubs events and texts. Thread-safe; holds only the pseudonym key.
+
+    The presidio engine and the detection cache are process-wide and shared by all scrubbers
+    (detection does not depend on the key; only pseudonyms do).
+    """
+
+    def __init__(self, key: bytes) -> None:
+        if not isinstance(key, bytes) or len(key) < 16:
+            raise ScrubError("the pseudonym key must be at least 16 bytes")
+        self._key = key
+
+    def scrub_event(self, source: str, event_type: str, event: dict[str, Any]) -> ScrubbedEvent:
+        """Scrub one event (see :mod:`tracelake.scrub`). Raises :class:`ScrubError` on any
+        failure; the message names the failure, never a value from the event."""
+        try:
+            if not isinstance(event, dict):
+                raise ScrubError(f"an event must be a dict, not a {type(event).__name__}")
+            scrub = SOURCES.get(source)
+            if scrub is None:
+                raise ScrubError(f"unknown source {source!r}; expected one of {sorted(SOURCES)}")
+            walker = Walker(self._key)
+            payload = scrub(walker, event)
+            report = walker.report()
+        except ScrubError:
+            raise
+        except Exception as exc:  # fail closed: never a partially scrubbed event
+            # `from None`: the original exception's message or traceback could carry a value.
+            raise ScrubError(
+                f"scrubbing a {source} {event_type!s:.64} event failed ({type(exc).__name__})"
+            ) from None
+        return ScrubbedEvent(payload=payload, report=report)
+
+    def scrub_text(self, text: str, max_len: int = 500) -> str:
+        """Scrubbed, cut text for error messages, quarantine details and log lines."""
+        try:
+            return Walker(self._key).text(str(text), "text", limit=max_len)
+        except Exception as exc:
+            raise ScrubError(f"scrubbing a text failed ({type(exc).__name__})") from None
+
+
+_SCRUBBERS: dict[bytes, Scrubber] = {}
+_LOCK = threading.Lock()
+
+
+def get_scrubber(key: bytes) -> Scrubber:
+    """The process-wide :class:`Scrubber` for *key* (the engine is built on first use)."""
+    scrubber = _SCRUBBERS.get(key)
+    if scrubber is None:
+        with _LOCK:
+            scrubber = _SCRUBBERS.setdefault(key, Scrubber(key))
+    return scrubber

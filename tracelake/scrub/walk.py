@@ -1,0 +1,140 @@
+"""The recursive walk: key rules, value detection, pseudonyms, and the redaction report.
+
+A :class:`Walker` scrubs one event. Every container it returns is new (the caller's dicts and
+lists are never returned nor changed: graph-tool-call shares ``trace_metadata``,
+``args_resolved`` and small ``output_preview`` dicts with the live run). It records, per
+field path, how many entities of each type it replaced; never a value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from tracelake.errors import ScrubError
+from tracelake.scrub.detect import detect, detect_int
+from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, normalize
+from tracelake.scrub.pseudonym import pseudonymize
+
+MAX_DEPTH = 24  # deeper structures are replaced by a marker, not walked
+MAX_TEXT = 2000  # longer strings are scanned on a prefix and cut
+_JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(?:\.\d+)?)')
+
+
+class Walker:
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+        self.entities: Counter[str] = Counter()
+        self.paths: dict[str, Counter[str]] = {}
+        self.actions: Counter[str] = Counter()
+
+    # -- report -------------------------------------------------------------------------
+    def hit(self, path: str, entity: str, count: int = 1) -> None:
+        self.entities[entity] += count
+        self.paths.setdefault(path, Counter())[entity] += count
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "entities": dict(sorted(self.entities.items())),
+            "paths": {p: dict(sorted(c.items())) for p, c in sorted(self.paths.items())},
+            "actions": dict(sorted(self.actions.items())),
+        }
+
+    # -- scalars ------------------------------------------------------------------------
+    def text(self, value: str, path: str, *, allow_secret: bool = True, limit: int = 0) -> str:
+        """Scrubbed *value*; with *limit*, cut to that many characters after scanning."""
+        cut = limit or MAX_TEXT
+        scan = value if len(value) <= cut + 128 else value[: cut + 128]
+        clean, counts = detect(scan, allow_secret)
+        for entity, n in counts:
+            self.hit(path, entity, n)
+        if len(clean) > cut:
+            self.actions["truncated"] += 1
+            return clean[:cut] + "…"
+        return clean
+
+    def number(self, value: int | float, path: str) -> int | float | str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            entity = detect_int(value)
+            if entity is not None:
+                self.hit(path, entity)
+                return f"[{entity}]"
+        return value
+
+    def json_text(self, value: str, path: str, *, limit: int = 0) -> str:
+        """A JSON document kept as a string (tool-call arguments): parsed, scrubbed, re-dumped.
+
+        A document that does not parse (cut by a preview limit, a streamed delta) still gets
+        its ``"key": value`` pairs judged by the key rules, then the text scan.
+        """
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            return self.text(self._scrub_json_pairs(value, path), path, limit=limit)
+        return json.dumps(self.value(parsed, path), ensure_ascii=False)
+
+    def _scrub_json_pairs(self, value: str, path: str) -> str:
+        def replace(match: re.Match[str]) -> str:
+            key, raw = match.group(1), match.group(2)
+            kclass, entity = classify(key)
+            if kclass in (KeyClass.PLAIN, KeyClass.SAFE_ID):
+                return match.group(0)
+            sub = f"{path}.{key}"
+            if kclass is KeyClass.PSEUDONYM:
+                self.actions["pseudonymized"] += 1
+                return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
+            self.hit(sub, entity)
+            return f'"{key}": "[{entity}]"'
+
+        return _JSON_PAIR.sub(replace, value)
+
+    # -- containers ---------------------------------------------------------------------
+    def value(self, value: Any, path: str, depth: int = 0) -> Any:
+        """Fully scrubbed copy of a JSON-compatible *value* (key rules + detection)."""
+        if value is None or isinstance(value, bool | float):
+            return value
+        if isinstance(value, str):
+            return self.text(value, path)
+        if isinstance(value, int):
+            return self.number(value, path)
+        if depth >= MAX_DEPTH:
+            self.actions["depth_cut"] += 1
+            return "[DEPTH_LIMIT]"
+        if isinstance(value, dict):
+            return {
+                self.dict_key(k, path): self.field(k, v, f"{path}.{k}" if path else str(k), depth)
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            sub = f"{path}[]"
+            return [self.value(item, sub, depth + 1) for item in value]
+        raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
+
+    def dict_key(self, key: Any, path: str) -> str:
+        if not isinstance(key, str):
+            raise ScrubError(f"not JSON-compatible: a {type(key).__name__} key at {path}")
+        return self.text(key, path + ".<key>", limit=200) if len(key) > 6 else key
+
+    def field(self, key: str, value: Any, path: str, depth: int = 0) -> Any:
+        """One ``key: value`` pair judged by the key rules."""
+        kclass, entity = classify(key)
+        if kclass is KeyClass.PLAIN:
+            return self.value(value, path, depth + 1)
+        if value is None or isinstance(value, bool) or value == "":
+            return value
+        if kclass is KeyClass.SAFE_ID:
+            if isinstance(value, str):
+                return self.text(value, path, allow_secret=False)
+            return self.value(value, path, depth + 1)
+        if kclass is KeyClass.PSEUDONYM:
+            if isinstance(value, str | int | float):
+                self.actions["pseudonymized"] += 1
+                return pseudonymize(self.key, value)
+            return self.value(value, path, depth + 1)
+        if kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value):
+            return value  # {"name": "lookup_customer"} names a tool, not a person
+        self.hit(path, entity)
+        self.actions["dropped" if kclass is KeyClass.CREDENTIAL else "redacted"] += 1
+        return f"[{entity}]"
