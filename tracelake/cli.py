@@ -16,7 +16,9 @@ from rich.table import Table
 from tracelake.config import Settings
 from tracelake.errors import TracelakeError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_show_locals=False
+)
 db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
 runs_app = typer.Typer(no_args_is_help=True, help="Look at stored runs.")
 app.add_typer(db_app, name="db")
@@ -193,7 +195,9 @@ def demo(
     try:
         from tracelake.demo import run_scenario, scenarios
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise TracelakeError(f"the demo needs graph-tool-call: pip install 'tracelake[demo]' ({exc})")
+        raise TracelakeError(
+            f"the demo needs graph-tool-call: pip install 'tracelake[demo]' ({exc})"
+        )
     from tracelake.ingest import Ingestor
     from tracelake.wiring import open_components
 

@@ -43,11 +43,12 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Self:
         env = os.environ if env is None else env
+        default = cls()
         settings = cls(
             database_url=env.get("TRACELAKE_DATABASE_URL") or DEFAULT_DATABASE_URL,
-            max_line_bytes=_int(env, "TRACELAKE_MAX_LINE_BYTES", cls.max_line_bytes, 1024),
-            max_depth=_int(env, "TRACELAKE_MAX_DEPTH", cls.max_depth, 4),
-            batch_size=_int(env, "TRACELAKE_BATCH_SIZE", cls.batch_size),
+            max_line_bytes=_int(env, "TRACELAKE_MAX_LINE_BYTES", default.max_line_bytes, 1024),
+            max_depth=_int(env, "TRACELAKE_MAX_DEPTH", default.max_depth, 4),
+            batch_size=_int(env, "TRACELAKE_BATCH_SIZE", default.batch_size),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings  # type: ignore[arg-type]

@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tracelake.scrub.preview import preview
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
@@ -181,7 +180,9 @@ def json_string(w: Walker, value: Any, path: str) -> Any:
     return w.json_text(value, path) if isinstance(value, str) else scrub(w, value, path)
 
 
-def apply(w: Walker, event: dict[str, Any], rules: dict[str, Rule], path: str = "") -> dict[str, Any]:
+def apply(
+    w: Walker, event: dict[str, Any], rules: dict[str, Rule], path: str = ""
+) -> dict[str, Any]:
     """Apply *rules* to the fields of *event*; unnamed fields get the generic walk."""
     out: dict[str, Any] = {}
     for key, item in event.items():
