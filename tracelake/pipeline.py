@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -114,7 +115,7 @@ def quarantine_item(
     """A quarantine record: scrubbed detail and preview, a keyed fingerprint, no raw content."""
     mac = hmac.new(key, f"{origin}\x00{line_no}\x00{reason}\x00".encode(), hashlib.blake2b)
     mac.update(raw)
-    preview = raw[:600].decode("utf-8", errors="replace")
+    preview = _preview_text(raw)
     return QuarantineItem(
         origin=origin,
         reason=reason,
@@ -127,6 +128,30 @@ def quarantine_item(
         seq=seq,
         preview=scrubber.scrub_text(preview, max_len=200) if preview.strip() else None,
     )
+
+
+_UNICODE_ESCAPE = re.compile(
+    r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})"
+)
+_PARTIAL_TOKEN = re.compile(r"[^\s,\"':;{}\[\]]*$")
+PREVIEW_CHARS = 600
+
+
+def _unescape(match: re.Match[str]) -> str:
+    if match.group(3):
+        return chr(int(match.group(3), 16))
+    high, low = int(match.group(1), 16), int(match.group(2), 16)
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
+def _preview_text(raw: bytes) -> str:
+    """Text the scrubber can read: JSON \\u escapes decoded (or a secret would hide behind
+    them), cut before the limit at a token boundary (never half a secret)."""
+    text = raw[: PREVIEW_CHARS * 4].decode("utf-8", errors="replace")
+    text = _UNICODE_ESCAPE.sub(_unescape, text)
+    if len(text) > PREVIEW_CHARS:
+        text = _PARTIAL_TOKEN.sub("", text[:PREVIEW_CHARS])
+    return text
 
 
 def _text(obj: Mapping[str, Any] | None, key: str) -> str | None:
