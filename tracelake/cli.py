@@ -197,7 +197,7 @@ def demo(
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise TracelakeError(
             f"the demo needs graph-tool-call: pip install 'tracelake[demo]' ({exc})"
-        )
+        ) from None
     from tracelake.ingest import Ingestor
     from tracelake.wiring import open_components
 

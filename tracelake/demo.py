@@ -221,7 +221,7 @@ def run_scenario(
     from graph_tool_call.plan import Plan, PlanRunner, PlanStep, RetryPolicy
     from graph_tool_call.plan.repair import PlanRepairer, RepairResult
 
-    class _SwapRepairer(PlanRepairer):  # type: ignore[misc]
+    class _SwapRepairer(PlanRepairer):
         """Swaps the failed getOrderDetail for the legacy endpoint (no synthesizer needed)."""
 
         def __init__(self) -> None:

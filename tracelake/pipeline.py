@@ -14,29 +14,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from tracelake.contracts import SOURCE_AGENTLANE, SOURCE_GRAPH_TOOL_CALL, InboundEvent
 from tracelake.store.records import NewEvent, QuarantineItem
 
+if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
+    from tracelake.scrub import Scrubber
+
 log = logging.getLogger("tracelake.pipeline")
 
 SCRUB_FAILED = "scrub_failed"
-
-
-class ScrubbedLike(Protocol):
-    @property
-    def payload(self) -> dict[str, Any]: ...
-    @property
-    def report(self) -> dict[str, Any]: ...
-
-
-class ScrubberLike(Protocol):
-    def scrub_event(
-        self, source: str, event_type: str, event: Mapping[str, Any]
-    ) -> ScrubbedLike: ...
-
-    def scrub_text(self, text: str, *, max_len: int = 500) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,16 +36,14 @@ class Scrubbed:
     failed: bool = False
 
 
-def scrub(scrubber: ScrubberLike, inbound: InboundEvent) -> Scrubbed:
+def scrub(scrubber: Scrubber, inbound: InboundEvent) -> Scrubbed:
     """Scrub one event; on any failure keep only a minimal record (invariant: fail closed)."""
     try:
         out = scrubber.scrub_event(inbound.source, inbound.type, inbound.event)
         return Scrubbed(out.payload, out.report)
     except Exception as exc:
-        log.error(
-            "scrubbing a %s event failed (%s); storing a minimal record",
-            inbound.type,
-            type(exc).__name__,
+        log.error(  # the type may be attacker-chosen text: only the exception class is logged
+            "scrubbing an event failed (%s); storing a minimal record", type(exc).__name__
         )
         return Scrubbed(
             {"type": inbound.type, "scrub_failed": True}, {"failed": SCRUB_FAILED}, failed=True
@@ -99,7 +85,7 @@ def new_event(
 
 
 def quarantine_item(
-    scrubber: ScrubberLike,
+    scrubber: Scrubber,
     key: bytes,
     *,
     origin: str,

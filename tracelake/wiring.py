@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tracelake.config import Settings
 from tracelake.errors import SchemaNotReadyError
-from tracelake.pipeline import ScrubberLike
 from tracelake.store import Store, migrate, open_store
 
 log = logging.getLogger("tracelake")
+
+if TYPE_CHECKING:
+    from tracelake.scrub import Scrubber
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +21,7 @@ class Components:
     settings: Settings
     store: Store
     key: bytes
-    scrubber: ScrubberLike
+    scrubber: Scrubber
 
 
 def ensure_schema(store: Store) -> None:

@@ -10,16 +10,19 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from tracelake.config import Settings
 from tracelake.contracts import classify
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line, iter_lines
 from tracelake.ingest.parse import parse_line
-from tracelake.pipeline import ScrubberLike, new_event, quarantine_item, scrub
+from tracelake.pipeline import new_event, quarantine_item, scrub
 from tracelake.runs import Sequenced, StreamRuns
 from tracelake.store import NewEvent, QuarantineItem, Store
+
+if TYPE_CHECKING:
+    from tracelake.scrub import Scrubber
 
 
 @dataclass(slots=True)
@@ -50,9 +53,7 @@ class IngestReport:
 
 
 class Ingestor:
-    def __init__(
-        self, store: Store, scrubber: ScrubberLike, key: bytes, settings: Settings
-    ) -> None:
+    def __init__(self, store: Store, scrubber: Scrubber, key: bytes, settings: Settings) -> None:
         self.store = store
         self.scrubber = scrubber
         self.key = key

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
 GZIP_MAGIC = b"\x1f\x8b"
 PREVIEW_BYTES = 4096
@@ -30,10 +30,11 @@ class Line:
 def open_source(path: str) -> BinaryIO:
     """A binary stream for a path or ``-`` (stdin), gunzipped when it starts with gzip magic."""
     raw: BinaryIO = sys.stdin.buffer if path == "-" else Path(path).open("rb")  # noqa: SIM115
-    buffered = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
+    buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw)
+    stream: BinaryIO = buffered
     if buffered.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
-    return buffered
+        stream = cast(BinaryIO, gzip.GzipFile(fileobj=buffered, mode="rb"))
+    return stream
 
 
 def iter_lines(stream: BinaryIO, max_bytes: int) -> Iterator[Line]:

@@ -160,8 +160,8 @@ class SqliteAppender(Appender):
 
     def write(self, conn: Connection, prepared: list[PreparedEvent]) -> None:
         rows = [row_of(p) for p in prepared]
-        rows = [(*r[:9], _sqlite_time(r[9]), *r[10:]) for r in rows]  # type: ignore[arg-type]
-        conn.exec_driver_sql(self._INSERT, rows)  # type: ignore[arg-type]
+        rows = [(*r[:9], _sqlite_time(r[9]), *r[10:]) for r in rows]
+        conn.exec_driver_sql(self._INSERT, rows)
 
 
 class PostgresAppender(Appender):
