@@ -108,15 +108,21 @@ def main() -> None:
 
     n = len(corpus)
     rate = {name: n / seconds for name, seconds in best.items()}
-    print(f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
-          f"python={platform.python_version()}")
-    print(f"corpus: {n} events ({sum(s == 'graph_tool_call' for s, _ in corpus)} graph-tool-call,"
-          f" {sum(s == 'agentlane' for s, _ in corpus)} agentlane), {len(secrets)} planted values")
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''} cpus={os.cpu_count()} "
+        f"python={platform.python_version()}"
+    )
+    print(
+        f"corpus: {n} events ({sum(s == 'graph_tool_call' for s, _ in corpus)} graph-tool-call,"
+        f" {sum(s == 'agentlane' for s, _ in corpus)} agentlane), {len(secrets)} planted values"
+    )
     print(f"presidio engine build (once per process, not timed below): {build_s:.2f}s")
     for name in ("baseline", "tracelake"):
         distinct, events = leaks(outputs[name], secrets)
-        print(f"{name:>9}: {rate[name]:9.0f} events/s  ({best[name]:.3f}s best of {repeat})  "
-              f"leaks: {distinct} distinct planted values in {events} events")
+        print(
+            f"{name:>9}: {rate[name]:9.0f} events/s  ({best[name]:.3f}s best of {repeat})  "
+            f"leaks: {distinct} distinct planted values in {events} events"
+        )
     print(f"ratio tracelake/baseline: {rate['tracelake'] / rate['baseline']:.2f}x")
     print(f"detection cache after last pass: {detect.cache_info()}")
 

@@ -22,14 +22,45 @@ Event = dict[str, Any]
 Planted = dict[str, list[str]]
 
 SURNAMES = "김이박최정강조윤장임한오서신권황"
-GIVEN = ["민준", "서연", "도윤", "하은", "지호", "수아", "예준", "지민", "현우", "채원", "시우", "다은"]
-ROADS = [("서울특별시", "강남구", "테헤란로"), ("부산광역시", "해운대구", "센텀중앙로"),
-         ("경기도", "성남시", "판교역로"), ("대전광역시", "유성구", "대학로")]
+GIVEN = [
+    "민준",
+    "서연",
+    "도윤",
+    "하은",
+    "지호",
+    "수아",
+    "예준",
+    "지민",
+    "현우",
+    "채원",
+    "시우",
+    "다은",
+]
+ROADS = [
+    ("서울특별시", "강남구", "테헤란로"),
+    ("부산광역시", "해운대구", "센텀중앙로"),
+    ("경기도", "성남시", "판교역로"),
+    ("대전광역시", "유성구", "대학로"),
+]
 # Values that must survive scrubbing unchanged (ids, codes, dates, amounts, tool names).
 SAFE_VALUES = [
-    "ORD-20260725-0001", "2026072512345", "2026-07-25", "2026-07-25T10:15:00+09:00",
-    "getMember", "getOrderDetail", "getDeliveryStatus", "sendNotification", "refundOrder",
-    "plan-commerce-", "s1", "s2", "s3", "129000", "PAID", "auth_failed", "orders-api",
+    "ORD-20260725-0001",
+    "2026072512345",
+    "2026-07-25",
+    "2026-07-25T10:15:00+09:00",
+    "getMember",
+    "getOrderDetail",
+    "getDeliveryStatus",
+    "sendNotification",
+    "refundOrder",
+    "plan-commerce-",
+    "s1",
+    "s2",
+    "s3",
+    "129000",
+    "PAID",
+    "auth_failed",
+    "orders-api",
 ]
 TOOLS = {
     "sendNotification": ToolSchema(
@@ -91,31 +122,54 @@ def _person(rng: random.Random, i: int) -> dict[str, str]:
         "opaque": "pk_" + _token(rng, 32, _B64),
         "aws": aws,
         "ip": f"203.0.113.{rng.randrange(2, 250)}",
-        "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ" + _token(rng, 24, _B64) + "." + _token(rng, 43, _B64),
+        "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ"
+        + _token(rng, 24, _B64)
+        + "."
+        + _token(rng, 43, _B64),
     }
 
 
 PLANTED_KINDS = {
-    "korean_name": ["name"], "phone": ["phone", "phone_digits", "phone_int"], "email": ["email"],
-    "address": ["address"], "rrn": ["rrn"], "card": ["card"], "raw_user_id": ["member_id"],
-    "spring_session": ["session"], "bearer_token": ["bearer"], "opaque_token": ["opaque"],
-    "aws_access_key": ["aws"], "ip_address": ["ip"], "jwt": ["jwt"],
+    "korean_name": ["name"],
+    "phone": ["phone", "phone_digits", "phone_int"],
+    "email": ["email"],
+    "address": ["address"],
+    "rrn": ["rrn"],
+    "card": ["card"],
+    "raw_user_id": ["member_id"],
+    "spring_session": ["session"],
+    "bearer_token": ["bearer"],
+    "opaque_token": ["opaque"],
+    "aws_access_key": ["aws"],
+    "ip_address": ["ip"],
+    "jwt": ["jwt"],
 }
 
 
 def _tools(p: dict[str, str], order_no: str) -> dict[str, Callable[[dict[str, Any]], Any]]:
     order = {
-        "orderNo": order_no, "ordDt": "2026-07-25", "orderedAt": "2026-07-25T10:15:00+09:00",
-        "totalAmt": 129000, "status": "PAID", "legacyOrderNo": 2026072512345,
+        "orderNo": order_no,
+        "ordDt": "2026-07-25",
+        "orderedAt": "2026-07-25T10:15:00+09:00",
+        "totalAmt": 129000,
+        "status": "PAID",
+        "legacyOrderNo": 2026072512345,
         "receiver": {"rcvrNm": p["name"], "rcvrTelNo": p["phone"], "rcvrAddr": p["address"]},
         "payment": {"method": "CARD", "cardNo": p["card"], "approvedAt": "2026-07-25"},
         "memo": f"배송 전 {p['name']}님께 {p['phone']}로 연락 바랍니다",
         "items": [{"goodsNo": f"G{k:05d}", "goodsNm": "무선 이어폰", "qty": 1} for k in range(8)],
     }
     member = {
-        "mbrId": p["member_id"], "custNm": p["name"], "email": p["email"], "hpNo": p["phone"],
-        "addr": p["address"], "rrn": p["rrn"], "grade": "VIP", "joinedAt": "2024-01-02",
-        "authToken": p["jwt"], "lastLoginIp": p["ip"],
+        "mbrId": p["member_id"],
+        "custNm": p["name"],
+        "email": p["email"],
+        "hpNo": p["phone"],
+        "addr": p["address"],
+        "rrn": p["rrn"],
+        "grade": "VIP",
+        "joinedAt": "2024-01-02",
+        "authToken": p["jwt"],
+        "lastLoginIp": p["ip"],
     }
 
     def delivery(args: dict[str, Any]) -> Any:
@@ -145,34 +199,93 @@ def _plans(p: dict[str, str], i: int, order_no: str) -> list[tuple[str, Plan, di
     goal = f"{p['name']} 고객({p['phone']}, {p['email']}) 주문 {order_no} 배송 조회"
     pid = f"plan-commerce-{i:04d}"
     return [
-        ("success", Plan(id=pid + "-ok", goal=goal, steps=[
-            PlanStep(id="s1", tool="getMember", args={"mbrId": "${input.mbrId}"}),
-            PlanStep(id="s2", tool="getOrderDetail",
-                     args={"orderNo": order_no, "custNm": "${s1.custNm}", "hpNo": "${s1.hpNo}"}),
-            PlanStep(id="s3", tool="sendNotification", args={
-                "contact": p["phone_digits"], "rcvrTelNo": p["phone_digits"],
-                "channel": "SMS ", "orderNo": "${s2.orderNo}",
-                "message": f"{p['name']}님 주문 {order_no} 배송 시작 ({p['address']})"}),
-        ]), {"validate_args": "coerce", "tools": TOOLS}),
-        ("abort", Plan(id=pid + "-abort", goal=goal, steps=[
-            PlanStep(id="s1", tool="getOrderDetail", args={"orderNo": order_no}),
-            PlanStep(id="s2", tool="getDeliveryStatus",
-                     args={"orderNo": "${s1.orderNo}", "hpNo": p["phone"]}),
-        ]), {}),
-        ("retry", Plan(id=pid + "-retry", goal=goal, steps=[
-            PlanStep(id="s1", tool="refundOrder", retryable=True,
-                     args={"orderNo": order_no, "email": p["email"]}),
-        ]), {"on_error": "retry",
-             "retry_policy": RetryPolicy(max_attempts=3, backoff_base_ms=0)}),
-        ("binding", Plan(id=pid + "-binding", goal=goal, steps=[
-            PlanStep(id="s1", tool="getReceiver", args={"orderNo": order_no}),
-            PlanStep(id="s2", tool="sendNotification",
-                     args={"contact": "${s1.rcvrTelNo}", "orderNo": order_no}),
-        ]), {"binding_recovery": True}),
-        ("skip", Plan(id=pid + "-skip", goal=goal, steps=[
-            PlanStep(id="s1", tool="getDeliveryStatus", args={"orderNo": order_no}),
-            PlanStep(id="s2", tool="getOrderDetail", args={"orderNo": order_no}),
-        ]), {"on_error": "recover"}),
+        (
+            "success",
+            Plan(
+                id=pid + "-ok",
+                goal=goal,
+                steps=[
+                    PlanStep(id="s1", tool="getMember", args={"mbrId": "${input.mbrId}"}),
+                    PlanStep(
+                        id="s2",
+                        tool="getOrderDetail",
+                        args={"orderNo": order_no, "custNm": "${s1.custNm}", "hpNo": "${s1.hpNo}"},
+                    ),
+                    PlanStep(
+                        id="s3",
+                        tool="sendNotification",
+                        args={
+                            "contact": p["phone_digits"],
+                            "rcvrTelNo": p["phone_digits"],
+                            "channel": "SMS ",
+                            "orderNo": "${s2.orderNo}",
+                            "message": f"{p['name']}님 주문 {order_no} 배송 시작 ({p['address']})",
+                        },
+                    ),
+                ],
+            ),
+            {"validate_args": "coerce", "tools": TOOLS},
+        ),
+        (
+            "abort",
+            Plan(
+                id=pid + "-abort",
+                goal=goal,
+                steps=[
+                    PlanStep(id="s1", tool="getOrderDetail", args={"orderNo": order_no}),
+                    PlanStep(
+                        id="s2",
+                        tool="getDeliveryStatus",
+                        args={"orderNo": "${s1.orderNo}", "hpNo": p["phone"]},
+                    ),
+                ],
+            ),
+            {},
+        ),
+        (
+            "retry",
+            Plan(
+                id=pid + "-retry",
+                goal=goal,
+                steps=[
+                    PlanStep(
+                        id="s1",
+                        tool="refundOrder",
+                        retryable=True,
+                        args={"orderNo": order_no, "email": p["email"]},
+                    ),
+                ],
+            ),
+            {"on_error": "retry", "retry_policy": RetryPolicy(max_attempts=3, backoff_base_ms=0)},
+        ),
+        (
+            "binding",
+            Plan(
+                id=pid + "-binding",
+                goal=goal,
+                steps=[
+                    PlanStep(id="s1", tool="getReceiver", args={"orderNo": order_no}),
+                    PlanStep(
+                        id="s2",
+                        tool="sendNotification",
+                        args={"contact": "${s1.rcvrTelNo}", "orderNo": order_no},
+                    ),
+                ],
+            ),
+            {"binding_recovery": True},
+        ),
+        (
+            "skip",
+            Plan(
+                id=pid + "-skip",
+                goal=goal,
+                steps=[
+                    PlanStep(id="s1", tool="getDeliveryStatus", args={"orderNo": order_no}),
+                    PlanStep(id="s2", tool="getOrderDetail", args={"orderNo": order_no}),
+                ],
+            ),
+            {"on_error": "recover"},
+        ),
     ]
 
 
@@ -186,10 +299,13 @@ def iter_gtc_runs(
         order_no = f"ORD-20260725-{i + 1:04d}"
         tools = _tools(p, order_no)
         meta = {
-            "collection_id": "orders-api", "case_id": f"case-{i:03d}",
+            "collection_id": "orders-api",
+            "case_id": f"case-{i:03d}",
             "request_id": f"req-{i:06d}",
             "auth_readiness": {"has_token": True, "header_names": ["Authorization", "Cookie"]},
-            "user_id": p["member_id"], "client_ip": p["ip"], "operator_email": p["email"],
+            "user_id": p["member_id"],
+            "client_ip": p["ip"],
+            "operator_email": p["email"],
             "debug_cookie": f"SESSION={p['session']}",
         }
         for scenario, plan, opts in _plans(p, i, order_no):

@@ -12,7 +12,12 @@ from typing import Any
 from graph_tool_call.learning import scrub_trace_payload
 
 BASELINE_LEAKS = (
-    "korean_name", "address", "ip_address", "aws_access_key", "opaque_token", "spring_session",
+    "korean_name",
+    "address",
+    "ip_address",
+    "aws_access_key",
+    "opaque_token",
+    "spring_session",
 )
 
 

@@ -20,8 +20,14 @@ from tracelake.scrub.keys import KeyClass, classify
 
 
 def _step(args: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "step.started", "plan_id": "p1", "step_id": "s1", "tool": "t",
-            "args_resolved": args, "trace_metadata": {}}
+    return {
+        "type": "step.started",
+        "plan_id": "p1",
+        "step_id": "s1",
+        "tool": "t",
+        "args_resolved": args,
+        "trace_metadata": {},
+    }
 
 
 def test_report_counts_entities_and_paths_never_values(scrubber: Scrubber) -> None:
@@ -38,8 +44,12 @@ def test_report_counts_entities_and_paths_never_values(scrubber: Scrubber) -> No
 
 @pytest.mark.parametrize(
     ("value", "entity"),
-    [(1012345678, "PHONE_NUMBER"), (4111111111111111, "CREDIT_CARD"),
-     (6410032720961, "KR_RRN"), (821038084894, "PHONE_NUMBER")],
+    [
+        (1012345678, "PHONE_NUMBER"),
+        (4111111111111111, "CREDIT_CARD"),
+        (6410032720961, "KR_RRN"),
+        (821038084894, "PHONE_NUMBER"),
+    ],
 )
 def test_numbers_are_found(scrubber: Scrubber, value: int, entity: str) -> None:
     out = scrubber.scrub_event("graph_tool_call", "step.started", _step({"contact": value}))
@@ -109,8 +119,9 @@ def test_never_mutates_live_runner_objects(scrubber: Scrubber) -> None:
     for (_, runner, plan, ctx, meta, _), (_, runner2, plan2, ctx2, meta2, _) in zip(
         iter_gtc_runs(2, seed=11), iter_gtc_runs(2, seed=11), strict=True
     ):
-        baseline = [asdict(e) for e in runner2.run_stream(plan2, input_context=ctx2,
-                                                          trace_metadata=meta2)]
+        baseline = [
+            asdict(e) for e in runner2.run_stream(plan2, input_context=ctx2, trace_metadata=meta2)
+        ]
         seen = []
         for event in runner.run_stream(plan, input_context=ctx, trace_metadata=meta):
             shallow = _shallow(event)

@@ -63,8 +63,18 @@ def test_projection_fields_are_kept(scrubber: Scrubber, gtc_corpus: Any) -> None
     events, _ = gtc_corpus
     for event in events:
         out = scrubber.scrub_event("graph_tool_call", event["type"], event).payload
-        for key in ("type", "plan_id", "step_id", "tool", "duration_ms", "field_name",
-                    "recovered_path", "failed_step", "attempt", "max_attempts"):
+        for key in (
+            "type",
+            "plan_id",
+            "step_id",
+            "tool",
+            "duration_ms",
+            "field_name",
+            "recovered_path",
+            "failed_step",
+            "attempt",
+            "max_attempts",
+        ):
             if key in event:
                 assert out[key] == event[key], key
         if isinstance(event.get("error"), dict):

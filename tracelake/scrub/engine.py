@@ -29,23 +29,134 @@ _SURNAMES = (
     "채원천방공현함변염여추도소석선설마길연위표명"
 )
 _HONORIFIC = r"(?:님|씨|고객|께|에게|의|은|는|이|가|을|를|과|와|도|님께)?"
-HANGUL_NAME_RE = (
-    rf"(?<![가-힣])[{_SURNAMES}][가-힣]{{2}}(?={_HONORIFIC}(?![가-힣]))"
-)
+HANGUL_NAME_RE = rf"(?<![가-힣])[{_SURNAMES}][가-힣]{{2}}(?={_HONORIFIC}(?![가-힣]))"
 # Common 3-syllable words that start with a surname syllable; never treated as names.
 NAME_STOPWORDS = frozenset(
-    """
-    이메일 신분증 조회가 정보를 주문번 주소지 전화번 연락처 고객님 고객센 결제가 결제를 배송지
-    배송비 확인된 확인을 처리가 처리를 정상적 성공적 실패한 실패로 이용자 이번에 이전에 이후에
-    오류가 오류를 요청이 요청을 한도를 한도가 문의가 문의를 사고가 사본을 명세서 주민등 안내를
-    안내가 정지를 정지가 최근의 최소한 최대한 전체를 전체가 장바구 상품을 상품이 상품명 구매를
-    구매가 주문을 주문이 주문한 배송을 배송이 배송중 반품을 반품이 교환을 환불을 환불이 취소를
-    취소가 적립금 포인트 쿠폰을 회원님 회원을 회원이 인증을 인증이 인증서 실명확 본인확 정보가
-    신청을 신청이 심사로 심사를 진행을 진행중 완료된 재안내 재시도 한국어 영업일 유효기 도착을
-    예정일 발송일 주문일 결제일 신청일 만료일
-    도착이 기본값 시스템 시간이 시간을 서비스 서버가 서버를 응답이 응답을 연결이 연결을 기록을
-    기록이 내용을 내용이 방문을 부분을 부분이 사용자 사용을 우편번 상세주 지번주 도로명 전송을
-    """.split()
+    [
+        "이메일",
+        "신분증",
+        "조회가",
+        "정보를",
+        "주문번",
+        "주소지",
+        "전화번",
+        "연락처",
+        "고객님",
+        "고객센",
+        "결제가",
+        "결제를",
+        "배송지",
+        "배송비",
+        "확인된",
+        "확인을",
+        "처리가",
+        "처리를",
+        "정상적",
+        "성공적",
+        "실패한",
+        "실패로",
+        "이용자",
+        "이번에",
+        "이전에",
+        "이후에",
+        "오류가",
+        "오류를",
+        "요청이",
+        "요청을",
+        "한도를",
+        "한도가",
+        "문의가",
+        "문의를",
+        "사고가",
+        "사본을",
+        "명세서",
+        "주민등",
+        "안내를",
+        "안내가",
+        "정지를",
+        "정지가",
+        "최근의",
+        "최소한",
+        "최대한",
+        "전체를",
+        "전체가",
+        "장바구",
+        "상품을",
+        "상품이",
+        "상품명",
+        "구매를",
+        "구매가",
+        "주문을",
+        "주문이",
+        "주문한",
+        "배송을",
+        "배송이",
+        "배송중",
+        "반품을",
+        "반품이",
+        "교환을",
+        "환불을",
+        "환불이",
+        "취소를",
+        "취소가",
+        "적립금",
+        "포인트",
+        "쿠폰을",
+        "회원님",
+        "회원을",
+        "회원이",
+        "인증을",
+        "인증이",
+        "인증서",
+        "실명확",
+        "본인확",
+        "정보가",
+        "신청을",
+        "신청이",
+        "심사로",
+        "심사를",
+        "진행을",
+        "진행중",
+        "완료된",
+        "재안내",
+        "재시도",
+        "한국어",
+        "영업일",
+        "유효기",
+        "도착을",
+        "예정일",
+        "발송일",
+        "주문일",
+        "결제일",
+        "신청일",
+        "만료일",
+        "도착이",
+        "기본값",
+        "시스템",
+        "시간이",
+        "시간을",
+        "서비스",
+        "서버가",
+        "서버를",
+        "응답이",
+        "응답을",
+        "연결이",
+        "연결을",
+        "기록을",
+        "기록이",
+        "내용을",
+        "내용이",
+        "방문을",
+        "부분을",
+        "부분이",
+        "사용자",
+        "사용을",
+        "우편번",
+        "상세주",
+        "지번주",
+        "도로명",
+        "전송을",
+    ]
 )
 # Final syllables of place names (연수구, 강남구, 수원시, ...), which are not given names.
 _PLACE_ENDINGS = frozenset("구군시읍면로길")
@@ -80,7 +191,7 @@ def _mixed_enough(text: str) -> bool:
     has_digit = any(c.isdigit() for c in text)
     has_upper = any(c.isupper() for c in text)
     has_lower = any(c.islower() for c in text)
-    return has_digit and (has_upper or has_lower) or (has_upper and has_lower and len(text) >= 32)
+    return (has_digit and (has_upper or has_lower)) or (has_upper and has_lower and len(text) >= 32)
 
 
 def _build() -> Any:
@@ -99,11 +210,11 @@ def _build() -> Any:
     )
     from presidio_analyzer.recognizer_registry import RecognizerRegistry
 
-    class _NameRecognizer(PatternRecognizer):  # type: ignore[misc]
+    class _NameRecognizer(PatternRecognizer):
         def validate_result(self, pattern_text: str) -> bool | None:
             return pattern_text not in NAME_STOPWORDS and pattern_text[-1] not in _PLACE_ENDINGS
 
-    class _SecretRecognizer(PatternRecognizer):  # type: ignore[misc]
+    class _SecretRecognizer(PatternRecognizer):
         def validate_result(self, pattern_text: str) -> bool | None:
             return _mixed_enough(pattern_text)
 
@@ -171,7 +282,7 @@ def _state() -> tuple[Any, dict[str, list[Any]]]:
                     for entity in recognizer.supported_entities:
                         by_entity.setdefault(entity, []).append(recognizer)
                 _ENGINE = (analyzer, by_entity)
-    return _ENGINE  # type: ignore[no-any-return]
+    return _ENGINE
 
 
 HANGUL_ENTITIES = frozenset({"KR_NAME", "KR_ADDRESS"})

@@ -39,33 +39,90 @@ _PSEUDONYM = re.compile(
 # Person-data keys. Entity name is the marker the value is replaced with.
 _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"e?mail"), "EMAIL_ADDRESS"),
-    (re.compile(r"phone|mobile|^tel$|telno|telnum|^hp$|hpno|mblno|mobno|cellno|^cell$|fax"),
-     "PHONE_NUMBER"),
-    (re.compile(r"rrn|ssn|residentregistration|jumin|birth|^dob$|brthdy|brthdt|birthday"),
-     "KR_RRN_OR_BIRTH"),
+    (
+        re.compile(r"phone|mobile|^tel$|telno|telnum|^hp$|hpno|mblno|mobno|cellno|^cell$|fax"),
+        "PHONE_NUMBER",
+    ),
+    (
+        re.compile(r"rrn|ssn|residentregistration|jumin|birth|^dob$|brthdy|brthdt|birthday"),
+        "KR_RRN_OR_BIRTH",
+    ),
     (re.compile(r"card(?:no|num|number)?$|cardno|pan$|cardnumber"), "CREDIT_CARD"),
     (re.compile(r"account(?:no|num|number)?$|acntno|acctno|bankaccount|iban"), "BANK_ACCOUNT"),
     (re.compile(r"passport|driverlicen[cs]e|licenseno"), "ID_DOCUMENT"),
     (re.compile(r"ipaddr|^ip$|clientip|remoteaddr|xforwardedfor|xrealip"), "IP_ADDRESS"),
-    (re.compile(r"address|^addr|addr$|addr\d|zipcode|zipcd|postcode|postalcode|zip$|street"),
-     "KR_ADDRESS"),
-    (re.compile(r"receiver|recipient|rcvr|rcver|addressee|^holder$|cardholder|accountholder"),
-     "PERSON"),
-    (re.compile(
-        r"^(?:cust|rcvr|rcv|mbr|ordr|ord|user|usr|buyer|sndr|sender|member|customer|"
-        r"orderer|first|last|full|given|family|real|nick|kor|eng)?(?:nm|name)(?:en|ko|kr)?$"
-    ), "PERSON"),
+    (
+        re.compile(r"address|^addr|addr$|addr\d|zipcode|zipcd|postcode|postalcode|zip$|street"),
+        "KR_ADDRESS",
+    ),
+    (
+        re.compile(r"receiver|recipient|rcvr|rcver|addressee|^holder$|cardholder|accountholder"),
+        "PERSON",
+    ),
+    (
+        re.compile(
+            r"^(?:cust|rcvr|rcv|mbr|ordr|ord|user|usr|buyer|sndr|sender|member|customer|"
+            r"orderer|first|last|full|given|family|real|nick|kor|eng)?(?:nm|name)(?:en|ko|kr)?$"
+        ),
+        "PERSON",
+    ),
 )
 # Keys whose value is an identifier or a name of a thing, never a person's data.
 _SAFE = frozenset(
-    """
-    type kind stage id planid stepid newplanid oldplanid failedstep tool tools toolname
-    taskname taskid parenttaskid targetname fieldname agentname agentid functionname name
-    model modelname object status finishreason role callid itemid toolcallid requestid
-    runid responseid traceid spanid collectionid caseid qualitycaseid graphtoolcallversion
-    boundary providereventtype operation skillname recoveredpath reason reasoncode
-    failurereason exceptiontype errorkind eventtype version object
-    """.split()
+    [
+        "type",
+        "kind",
+        "stage",
+        "id",
+        "planid",
+        "stepid",
+        "newplanid",
+        "oldplanid",
+        "failedstep",
+        "tool",
+        "tools",
+        "toolname",
+        "taskname",
+        "taskid",
+        "parenttaskid",
+        "targetname",
+        "fieldname",
+        "agentname",
+        "agentid",
+        "functionname",
+        "name",
+        "model",
+        "modelname",
+        "object",
+        "status",
+        "finishreason",
+        "role",
+        "callid",
+        "itemid",
+        "toolcallid",
+        "requestid",
+        "runid",
+        "responseid",
+        "traceid",
+        "spanid",
+        "collectionid",
+        "caseid",
+        "qualitycaseid",
+        "graphtoolcallversion",
+        "boundary",
+        "providereventtype",
+        "operation",
+        "skillname",
+        "recoveredpath",
+        "reason",
+        "reasoncode",
+        "failurereason",
+        "exceptiontype",
+        "errorkind",
+        "eventtype",
+        "version",
+        "object",
+    ]
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{0,127}")
 

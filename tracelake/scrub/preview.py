@@ -76,8 +76,10 @@ def _was_cut(original: Any, shaped: Any) -> bool:
             _was_cut(o, s) for o, s in zip(original, shaped, strict=False)
         )
     if isinstance(original, dict):
-        return len(original) > MAX_KEYS or not isinstance(shaped, dict) or any(
-            k in shaped and _was_cut(v, shaped[k]) for k, v in original.items()
+        return (
+            len(original) > MAX_KEYS
+            or not isinstance(shaped, dict)
+            or any(k in shaped and _was_cut(v, shaped[k]) for k, v in original.items())
         )
     return False
 

@@ -14,11 +14,29 @@ from tracelake.scrub import policy as p
 from tracelake.scrub.preview import preview
 from tracelake.scrub.walk import Walker
 
-_GTC_KEEP = (
-    "type stage plan_id step_id tool graph_tool_call_version index total step_count duration_ms "
-    "output_size total_duration_ms attempt max_attempts delay_ms failed_step old_plan_id "
-    "new_plan_id excluded_tools field_name recovered_path"
-).split()
+_GTC_KEEP = [
+    "type",
+    "stage",
+    "plan_id",
+    "step_id",
+    "tool",
+    "graph_tool_call_version",
+    "index",
+    "total",
+    "step_count",
+    "duration_ms",
+    "output_size",
+    "total_duration_ms",
+    "attempt",
+    "max_attempts",
+    "delay_ms",
+    "failed_step",
+    "old_plan_id",
+    "new_plan_id",
+    "excluded_tools",
+    "field_name",
+    "recovered_path",
+]
 
 GTC_RULES: dict[str, p.Rule] = {
     **{name: p.keep for name in _GTC_KEEP},
@@ -103,9 +121,17 @@ def _stream_event(w: Walker, value: Any, path: str) -> Any:
 _AL_COMMON: dict[str, p.Rule] = {
     **{
         name: p.keep
-        for name in (
-            "task_name task_id parent_task_id is_root kind is_delegation target_name boundary ok"
-        ).split()
+        for name in [
+            "task_name",
+            "task_id",
+            "parent_task_id",
+            "is_root",
+            "kind",
+            "is_delegation",
+            "target_name",
+            "boundary",
+            "ok",
+        ]
     },
     "tool_call": _tool_call,
     "error": p.error,
@@ -122,8 +148,8 @@ AGENTLANE_PAYLOAD_RULES: dict[str, dict[str, p.Rule]] = {
 
 def scrub_agentlane(w: Walker, event: dict[str, Any]) -> dict[str, Any]:
     kind = event.get("type")
-    payload_rules = AGENTLANE_PAYLOAD_RULES.get(kind, _AL_COMMON) if isinstance(kind, str) else (
-        _AL_COMMON
+    payload_rules = (
+        AGENTLANE_PAYLOAD_RULES.get(kind, _AL_COMMON) if isinstance(kind, str) else (_AL_COMMON)
     )
 
     def payload(w: Walker, value: Any, path: str) -> Any:

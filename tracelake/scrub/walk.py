@@ -35,6 +35,13 @@ class Walker:
         self.entities[entity] += count
         self.paths.setdefault(path, Counter())[entity] += count
 
+    def merge(self, other: Walker) -> None:
+        """Add *other*'s counts (a memoized sub-walk) to this report."""
+        self.entities.update(other.entities)
+        for path, counts in other.paths.items():
+            self.paths.setdefault(path, Counter()).update(counts)
+        self.actions.update(other.actions)
+
     def report(self) -> dict[str, Any]:
         return {
             "entities": dict(sorted(self.entities.items())),
