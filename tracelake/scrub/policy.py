@@ -219,10 +219,8 @@ def apply(
     """Apply *rules* to the fields of *event*; unnamed fields get the generic walk."""
     out: dict[str, Any] = {}
     for key, item in event.items():
-        sub = f"{path}.{key}" if path else str(key)
         rule = rules.get(key) if isinstance(key, str) else None
-        if rule is not None:
-            out[key] = rule(w, item, sub)
-        else:
-            out[w.dict_key(key, path)] = w.field(key, item, sub) if isinstance(key, str) else None
+        skey = key if rule is not None else w.dict_key(key, path)
+        sub = f"{path}.{skey}" if path else skey
+        out[skey] = rule(w, item, sub) if rule is not None else w.field(key, item, sub)
     return out
