@@ -210,3 +210,9 @@ def test_sqlite_memory_key_is_ephemeral(caplog: pytest.LogCaptureFixture) -> Non
         a = load_pseudonym_key("sqlite://", {})
         b = load_pseudonym_key("sqlite:///:memory:", {})
     assert a != b and "ephemeral" in caplog.text
+
+
+def test_report_paths_never_carry_a_key_that_is_personal_data(scrubber: Scrubber) -> None:
+    event = _step({"by_email": {"kim.minjun@example.com": {"note": "call 010-2345-6789"}}})
+    out = scrubber.scrub_event("graph_tool_call", "step.started", event)
+    assert "kim.minjun" not in json.dumps(out.payload) + json.dumps(out.report)

@@ -81,9 +81,17 @@ def candidate_entities(text: str, *, allow_secret: bool = True) -> tuple[set[str
     return found, phone
 
 
+# A Korean mobile number in its usual written forms is certain without phonenumbers' nine-region
+# parse (~0.6 ms); every other candidate is confirmed by presidio's PhoneRecognizer.
+_KR_MOBILE_TEXT = re.compile(r"(?:\+82[\s.-]?0?|0)1[016789][\s.-]?\d{3,4}[\s.-]?\d{4}")
+
+
 def _phone_spans(text: str) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     for match in _PHONE_RE.finditer(text):
+        if _KR_MOBILE_TEXT.fullmatch(match.group(0)):
+            spans.append((match.start(), match.end(), "PHONE_NUMBER"))
+            continue
         start, end = max(0, match.start() - 1), min(len(text), match.end() + 1)
         for a, b, entity in engine.analyze(text[start:end], ["PHONE_NUMBER"]):
             spans.append((start + a, start + b, entity))

@@ -9,7 +9,9 @@ new field in a future runner version is scrubbed, not stored raw.
 
 from __future__ import annotations
 
+import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -116,7 +118,38 @@ def _number(value: Any) -> Any:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+_META_CACHE: OrderedDict[tuple[bytes, str, str], tuple[Any, Walker]] = OrderedDict()
+_META_CACHE_SIZE = 1024
+
+
 def trace_metadata(w: Walker, value: Any, path: str) -> Any:
+    """graph-tool-call copies ``trace_metadata`` onto every event of a run: scrub it once
+    per run (memo keyed by its JSON and the pseudonym key) and replay the report counts."""
+    try:
+        memo_key = (w.key, path, json.dumps(value, sort_keys=True, ensure_ascii=False))
+    except (TypeError, ValueError):
+        return _trace_metadata(w, value, path)
+    hit = _META_CACHE.get(memo_key)
+    if hit is None:
+        sub = Walker(w.key)
+        hit = (_trace_metadata(sub, value, path), sub)
+        _META_CACHE[memo_key] = hit
+        if len(_META_CACHE) > _META_CACHE_SIZE:
+            _META_CACHE.popitem(last=False)
+    out, sub = hit
+    w.merge(sub)
+    return _copy(out)  # never share containers between two stored events
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _trace_metadata(w: Walker, value: Any, path: str) -> Any:
     """Known-safe keys kept; ``auth_readiness`` keeps booleans and header names; the rest
     goes through the generic walk."""
     if not isinstance(value, dict):
@@ -186,10 +219,8 @@ def apply(
     """Apply *rules* to the fields of *event*; unnamed fields get the generic walk."""
     out: dict[str, Any] = {}
     for key, item in event.items():
-        sub = f"{path}.{key}" if path else str(key)
         rule = rules.get(key) if isinstance(key, str) else None
-        if rule is not None:
-            out[key] = rule(w, item, sub)
-        else:
-            out[w.dict_key(key, path)] = w.field(key, item, sub) if isinstance(key, str) else None
+        skey = key if rule is not None else w.dict_key(key, path)
+        sub = f"{path}.{skey}" if path else skey
+        out[skey] = rule(w, item, sub) if rule is not None else w.field(key, item, sub)
     return out

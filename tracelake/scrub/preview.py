@@ -103,12 +103,13 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         if i >= MAX_KEYS:
             out["_more_keys"] = len(value) - MAX_KEYS
             break
-        sub = f"{path}.{key}"
-        kclass, _ = classify(key) if isinstance(key, str) else (KeyClass.PLAIN, "")
+        skey = w.dict_key(key, path)
+        sub = f"{path}.{skey}"
+        kclass, _ = classify(key)
         if kclass is KeyClass.PLAIN and isinstance(item, dict | list | str):
-            out[w.dict_key(key, path)] = _shape(w, item, sub, depth + 1)
+            out[skey] = _shape(w, item, sub, depth + 1)
         else:  # key rules decide (credential, person, pseudonym, id) or a plain scalar
-            out[w.dict_key(key, path)] = _bounded(w.field(key, item, sub, depth))
+            out[skey] = _bounded(w.field(key, item, sub, depth))
     return out
 
 

@@ -35,6 +35,13 @@ class Walker:
         self.entities[entity] += count
         self.paths.setdefault(path, Counter())[entity] += count
 
+    def merge(self, other: Walker) -> None:
+        """Add *other*'s counts (a memoized sub-walk) to this report."""
+        self.entities.update(other.entities)
+        for path, counts in other.paths.items():
+            self.paths.setdefault(path, Counter()).update(counts)
+        self.actions.update(other.actions)
+
     def report(self) -> dict[str, Any]:
         return {
             "entities": dict(sorted(self.entities.items())),
@@ -103,10 +110,11 @@ class Walker:
             self.actions["depth_cut"] += 1
             return "[DEPTH_LIMIT]"
         if isinstance(value, dict):
-            return {
-                self.dict_key(k, path): self.field(k, v, f"{path}.{k}" if path else str(k), depth)
-                for k, v in value.items()
-            }
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                sk = self.dict_key(k, path)  # paths use the scrubbed key: a key can be an email
+                out[sk] = self.field(k, v, f"{path}.{sk}" if path else sk, depth)
+            return out
         if isinstance(value, list):
             sub = f"{path}[]"
             return [self.value(item, sub, depth + 1) for item in value]
