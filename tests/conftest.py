@@ -79,7 +79,7 @@ def pg_server() -> Iterator[PgServer]:
         with probe.connect() as conn:
             conn.exec_driver_sql("SELECT 1")
         probe.dispose()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure means "no server"
         reason = f"PostgreSQL at {PG_URL} is not reachable ({type(exc).__name__}: {exc})"
         if REQUIRE_PG:
             pytest.fail(f"TRACELAKE_REQUIRE_POSTGRES=1 but {reason}", pytrace=False)

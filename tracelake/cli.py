@@ -21,8 +21,10 @@ app = typer.Typer(
 )
 db_app = typer.Typer(no_args_is_help=True, help="Schema migrations.")
 runs_app = typer.Typer(no_args_is_help=True, help="Look at stored runs.")
+spool_app = typer.Typer(no_args_is_help=True, help="The sink's on-disk spool.")
 app.add_typer(db_app, name="db")
 app.add_typer(runs_app, name="runs")
+app.add_typer(spool_app, name="spool")
 
 out = Console()
 err = Console(stderr=True)
@@ -225,6 +227,50 @@ def demo(
         f"quarantined {report.quarantined_total})"
     )
     out.print("next: [bold]tracelake runs show RUN_ID[/] or [bold]tracelake stats[/]")
+
+
+SpoolDir = Annotated[
+    Path,
+    typer.Option("--dir", envvar="TRACELAKE_SPOOL_DIR", help="The spool folder"),
+]
+
+
+@spool_app.command("status")
+def spool_status(
+    spool_dir: SpoolDir = Path(".tracelake/spool"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
+) -> None:
+    """What the sink left waiting on disk (scrubbed batches not yet in the database)."""
+    from tracelake.sink.spool import status
+
+    data = status(spool_dir)
+    if as_json:
+        out.print_json(json.dumps(data))
+        return
+    out.print(
+        f"{data['events']} events in {data['records']} batches, {data['segments']} segment(s), "
+        f"{data['bytes']} bytes, {data['owners']} sink(s) of which {data['owners_alive']} alive "
+        f"at {data['root']}"
+    )
+
+
+@spool_app.command("drain")
+def spool_drain(
+    database_url: DatabaseUrl = None, spool_dir: SpoolDir = Path(".tracelake/spool")
+) -> None:
+    """Replay spooled batches of sinks that are gone into the database (idempotent)."""
+    from tracelake.sink.spool import Spool
+    from tracelake.sink.writer import replay
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    store = open_store(_settings(database_url).database_url)
+    ensure_schema(store)
+    done = replay(Spool(spool_dir), store)
+    out.print(
+        f"replayed {done.segments} segment(s): {done.appended} events appended, "
+        f"{done.duplicates} already stored, {done.quarantined} quarantined"
+    )
 
 
 def main() -> None:

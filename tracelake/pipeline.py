@@ -41,7 +41,7 @@ def scrub(scrubber: Scrubber, inbound: InboundEvent) -> Scrubbed:
     try:
         out = scrubber.scrub_event(inbound.source, inbound.type, inbound.event)
         return Scrubbed(out.payload, out.report)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever broke, the raw event must not be stored
         log.error(  # the type may be attacker-chosen text: only the exception class is logged
             "scrubbing an event failed (%s); storing a minimal record", type(exc).__name__
         )
@@ -51,7 +51,7 @@ def scrub(scrubber: Scrubber, inbound: InboundEvent) -> Scrubbed:
 
 
 def new_event(
-    inbound: InboundEvent, scrubbed: Scrubbed, run_id: str, seq: int, recorded_at: datetime
+    inbound: InboundEvent, scrubbed: Scrubbed, run_id: str, seq: int | None, recorded_at: datetime
 ) -> NewEvent:
     """The row for an event; indexed columns are read from the *scrubbed* payload only."""
     p = scrubbed.payload

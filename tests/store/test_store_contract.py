@@ -223,3 +223,23 @@ def test_concurrent_writers_and_a_poller_see_every_event_once_in_order(store: St
 
 def _fields(e: NewEvent) -> dict[str, object]:
     return {f: getattr(e, f) for f in e.__slots__}  # type: ignore[attr-defined]
+
+
+def live(run: str, event_id: str, **payload: object) -> NewEvent:
+    return NewEvent(**{**_fields(ev(run, 1, **payload)), "seq": None, "event_id": event_id})
+
+
+def test_store_numbers_live_events_and_dedupes_their_retries_by_event_id(store: Store) -> None:
+    first = [live("run-a", "e1"), live("run-a", "e2"), live("run-b", "e3")]
+    assert store.appender.append(first).appended == 3
+    retry = store.appender.append(first)  # a retry after an unknown outcome
+    assert (retry.appended, retry.duplicates) == (0, 3)
+    store.appender.append([live("run-a", "e4", n=4)])  # a later producer continues the run
+    assert [(e.seq, e.event_id) for e in store.reader.run_events("run-a")] == [
+        (1, "e1"),
+        (2, "e2"),
+        (3, "e4"),
+    ]
+    assert [e.seq for e in store.reader.run_events("run-b")] == [1]
+    with pytest.raises(ValueError, match="event_id"):
+        NewEvent(**{**_fields(ev("r", 1)), "seq": None})

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
@@ -91,19 +92,22 @@ class Appender(ABC):
             return self._append_locked(conn, prepared)
 
     def _append_locked(self, conn: Connection, prepared: list[PreparedEvent]) -> AppendResult:
-        by_key = self.existing_keys(conn, [p.event.key for p in prepared])
+        keyed = [p.event.key for p in prepared if p.event.seq is not None]
+        by_key = self.existing_keys(conn, keyed) if keyed else {}
         ids = [p.event.event_id for p in prepared if p.event.event_id is not None]
         by_id = self.existing_event_ids(conn, ids) if ids else {}
         result = AppendResult()
         fresh: list[PreparedEvent] = []
         for p in prepared:
-            key, eid = p.event.key, p.event.event_id
-            seen = by_key.get(key)
+            eid = p.event.event_id
+            key = p.event.key if p.event.seq is not None else None
+            seen = by_key.get(key) if key is not None else None
             if seen is None and eid is not None:
                 seen = by_id.get(eid)
             if seen is None:
                 fresh.append(p)
-                by_key[key] = p.content_hash  # a repeat inside the same batch
+                if key is not None:
+                    by_key[key] = p.content_hash  # a repeat inside the same batch
                 if eid is not None:
                     by_id[eid] = p.content_hash
             elif seen == p.content_hash:
@@ -111,11 +115,48 @@ class Appender(ABC):
             else:
                 result.conflicts.append(p.event)
         if fresh:
-            self.write(conn, fresh)
+            self.write(conn, self._number(conn, fresh))
             result.appended = len(fresh)
         if result.conflicts:
             self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])
         return result
+
+    def _number(self, conn: Connection, fresh: list[PreparedEvent]) -> list[PreparedEvent]:
+        """Give events without a seq the next numbers of their run, in batch order.
+
+        Live producers (the sink) leave ``seq`` to the store so that a run continues correctly
+        across producer restarts; their retries are deduplicated by ``event_id`` instead. Under
+        the append lock, "the run's highest seq" cannot change until we commit.
+        """
+        runs = sorted({p.event.run_id for p in fresh if p.event.seq is None})
+        if not runs:
+            return fresh
+        top = self.max_seqs(conn, runs)
+        for p in fresh:  # explicit seqs in the same batch count too
+            if p.event.seq is not None and p.event.run_id in top:
+                top[p.event.run_id] = max(top[p.event.run_id], p.event.seq)
+        numbered = []
+        for p in fresh:
+            if p.event.seq is None:
+                run = p.event.run_id
+                top[run] = top.get(run, 0) + 1
+                p = PreparedEvent(
+                    replace(p.event, seq=top[run]),
+                    p.payload_json,
+                    p.redactions_json,
+                    p.content_hash,
+                )
+            numbered.append(p)
+        return numbered
+
+    def max_seqs(self, conn: Connection, runs: list[str]) -> dict[str, int]:
+        rows = conn.execute(
+            sa.select(events.c.run_id, sa.func.max(events.c.seq))
+            .where(events.c.run_id.in_(runs))
+            .group_by(events.c.run_id)
+        )
+        found = {r[0]: int(r[1]) for r in rows}
+        return {run: found.get(run, 0) for run in runs}
 
     @abstractmethod
     def lock(self, conn: Connection) -> None:

@@ -12,10 +12,14 @@ from tracelake.store.schema import dumps
 
 @dataclass(frozen=True, slots=True)
 class NewEvent:
-    """A scrubbed event with its run identity, ready to append."""
+    """A scrubbed event with its run identity, ready to append.
+
+    ``seq=None`` asks the store to number the event after the run's last stored event (live
+    producers); such an event needs an ``event_id``, which makes its retries idempotent.
+    """
 
     run_id: str
-    seq: int
+    seq: int | None
     type: str
     source: str
     payload: dict[str, Any]
@@ -29,7 +33,12 @@ class NewEvent:
 
     @property
     def key(self) -> tuple[str, int]:
+        assert self.seq is not None, "a store-numbered event has no key before it is appended"
         return (self.run_id, self.seq)
+
+    def __post_init__(self) -> None:
+        if self.seq is None and self.event_id is None:
+            raise ValueError("an event without seq needs an event_id (for idempotent retries)")
 
 
 @dataclass(frozen=True, slots=True)

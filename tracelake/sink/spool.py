@@ -1,0 +1,230 @@
+"""The sink's on-disk spool: append-only, fsync'd segment files of *scrubbed* batches.
+
+Layout: ``<root>/<owner>/seg-<n>.jsonl``. Each live sink owns one ``<owner>`` folder (named so
+that folders sort by creation time) and holds an exclusive ``flock`` on ``<owner>/.lock`` while
+it runs. A folder whose lock is free belongs to a sink that is gone (closed, crashed, killed);
+the next sink, or ``tracelake spool drain``, replays it. Each line is ``<crc32> <json>``; a torn
+last line (a crash mid-write) fails its checksum and is ignored — it was never acknowledged.
+
+Replay order: owners oldest first, segments in order, records in order. A segment is deleted
+only after every record in it was appended; replaying a record twice is harmless because
+appends are idempotent (client ``event_id`` / ``(run_id, seq)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+import uuid
+import zlib
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from tracelake.store.records import NewEvent, QuarantineItem
+from tracelake.store.schema import dumps
+
+Kind = Literal["events", "quarantine"]
+LOCK = ".lock"
+
+
+@dataclass(frozen=True, slots=True)
+class SpoolRecord:
+    kind: Kind
+    items: list[NewEvent] | list[QuarantineItem]
+
+
+def encode(kind: Kind, items: list[NewEvent] | list[QuarantineItem]) -> bytes:
+    body = dumps({"kind": kind, "items": [_plain(asdict(i)) for i in items]}).encode()
+    return f"{zlib.crc32(body):08x} ".encode() + body + b"\n"
+
+
+def decode(line: bytes) -> SpoolRecord | None:
+    """A record, or None for a torn or corrupt line."""
+    if not line.endswith(b"\n") or len(line) < 10:
+        return None
+    crc, body = line[:8], line[9:-1]
+    try:
+        if int(crc, 16) != zlib.crc32(body):
+            return None
+        data = json.loads(body)
+    except ValueError:
+        return None
+    kind = data["kind"]
+    if kind == "events":
+        return SpoolRecord(kind, [NewEvent(**_typed(i)) for i in data["items"]])
+    return SpoolRecord(kind, [QuarantineItem(**_typed(i)) for i in data["items"]])
+
+
+def _plain(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in d.items()}
+
+
+def _typed(d: dict[str, Any]) -> dict[str, Any]:
+    return {**d, "recorded_at": datetime.fromisoformat(d["recorded_at"])}
+
+
+class Spool:
+    def __init__(self, root: Path, max_segment_bytes: int = 8 << 20) -> None:
+        self.root = Path(root)
+        self.max_segment_bytes = max_segment_bytes
+        self.owner: Path | None = None
+        self._lock_fd: int | None = None
+        self._fd: int | None = None
+        self._segment: Path | None = None
+        self._size = 0
+        self._n = 0
+
+    # -- owning a folder ---------------------------------------------------------------
+    def open(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        name = f"{time.time_ns():020d}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        owner = self.root / name
+        owner.mkdir(mode=0o700)
+        fd = os.open(owner / LOCK, os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self.owner, self._lock_fd = owner, fd
+        _fsync_dir(self.root)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self.owner is not None and self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                if not any(self.owner.glob("seg-*.jsonl")):
+                    (self.owner / LOCK).unlink()
+                    self.owner.rmdir()
+                    _fsync_dir(self.root)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- writing -----------------------------------------------------------------------
+    def append(self, kind: Kind, items: list[NewEvent] | list[QuarantineItem]) -> None:
+        """Write one record and fsync it; returns only when it is on disk."""
+        if not items:
+            return
+        assert self.owner is not None, "Spool.open() first"
+        data = encode(kind, items)
+        if self._fd is None or self._size + len(data) > self.max_segment_bytes:
+            self._rotate()
+        assert self._fd is not None
+        os.write(self._fd, data)
+        os.fsync(self._fd)
+        self._size += len(data)
+
+    def _rotate(self) -> None:
+        assert self.owner is not None
+        if self._fd is not None:
+            os.close(self._fd)
+        self._n += 1
+        self._segment = self.owner / f"seg-{time.time_ns():020d}-{self._n:06d}.jsonl"
+        self._fd = os.open(self._segment, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600)
+        self._size = 0
+        _fsync_dir(self.owner)
+
+    def seal(self) -> None:
+        """Stop writing to the current segment, so that it can be replayed and removed."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def discard_current(self) -> None:
+        """Every record written so far was appended: truncate instead of growing forever."""
+        if self._fd is not None and self._size > self.max_segment_bytes // 2:
+            os.ftruncate(self._fd, 0)
+            os.fsync(self._fd)
+            self._size = 0
+
+    def discard_all_mine(self) -> None:
+        """At a clean close with nothing pending: remove this sink's (acknowledged) segments."""
+        self.seal()
+        if self.owner is not None:
+            for seg in self.owner.glob("seg-*.jsonl"):
+                seg.unlink(missing_ok=True)
+            _fsync_dir(self.owner)
+
+    # -- replay ------------------------------------------------------------------------
+    def replayable(self) -> list[Path]:
+        """Sealed segments of this sink and all segments of owners that are gone, in order."""
+        if not self.root.is_dir():
+            return []
+        found: list[Path] = []
+        for owner in sorted(p for p in self.root.iterdir() if p.is_dir()):
+            mine = owner == self.owner
+            if not mine and not _is_abandoned(owner):
+                continue
+            for seg in sorted(owner.glob("seg-*.jsonl")):
+                if mine and seg == self._segment and self._fd is not None:
+                    continue
+                found.append(seg)
+        return found
+
+    @staticmethod
+    def read(segment: Path) -> Iterator[SpoolRecord]:
+        with segment.open("rb") as f:
+            for line in f:
+                record = decode(line)
+                if record is None:
+                    return  # a torn tail: nothing after it was ever written completely
+                yield record
+
+    def remove(self, segment: Path) -> None:
+        segment.unlink(missing_ok=True)
+        owner = segment.parent
+        _fsync_dir(owner)
+        if owner != self.owner and not any(owner.glob("seg-*.jsonl")):
+            with contextlib.suppress(OSError):
+                (owner / LOCK).unlink()
+                owner.rmdir()
+
+
+def status(root: Path) -> dict[str, Any]:
+    """What is waiting in a spool folder (read-only; safe while sinks run)."""
+    segments = sorted(Path(root).glob("*/seg-*.jsonl")) if Path(root).is_dir() else []
+    events = records = 0
+    for seg in segments:
+        for record in Spool.read(seg):
+            records += 1
+            events += len(record.items) if record.kind == "events" else 0
+    owners = {s.parent for s in segments}
+    return {
+        "root": str(root),
+        "segments": len(segments),
+        "records": records,
+        "events": events,
+        "bytes": sum(s.stat().st_size for s in segments),
+        "owners": len(owners),
+        "owners_alive": sum(not _is_abandoned(o) for o in owners),
+        "oldest": min((s.stat().st_mtime for s in segments), default=None),
+    }
+
+
+def _is_abandoned(owner: Path) -> bool:
+    try:
+        fd = os.open(owner / LOCK, os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,266 @@
+"""The sink's background writer: snapshot, scrub, write ahead to the spool, append, replay.
+
+Every batch the writer takes from the queue is scrubbed and then written to the spool (fsync)
+*before* the database is tried: once an event has left the in-memory queue it is on disk, so
+neither a database outage, a hung connection nor a kill after ``close()`` can lose it. While the
+database is healthy the spool is only a write-ahead log (records are acknowledged and the
+segment is deleted); when an append fails the sink is *degraded*: new batches only go to the
+spool, and the writer replays the spool in order (with backoff) until the database takes it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from tracelake.contracts import InboundEvent, classify_object
+from tracelake.errors import ContractError
+from tracelake.pipeline import new_event, quarantine_item, scrub
+from tracelake.sink.spool import Spool
+from tracelake.store import NewEvent, QuarantineItem, Store
+
+if TYPE_CHECKING:
+    from tracelake.scrub import Scrubber
+
+log = logging.getLogger("tracelake.sink")
+
+HEALTHY, DEGRADED, CLOSED = "healthy", "degraded", "closed"
+
+
+@dataclass(slots=True)
+class Item:
+    """What record() enqueues: the caller's object, untouched, and when it was recorded."""
+
+    event: Any
+    run_id: str | None
+    recorded_at: float
+    trace_metadata: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Counters:
+    recorded: int = 0
+    written: int = 0
+    spooled: int = 0
+    replayed: int = 0
+    quarantined: int = 0
+    dropped: int = 0  # stays 0: nothing is ever dropped
+    errors: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+class Writer:
+    def __init__(
+        self,
+        store: Store,
+        scrubber: Scrubber,
+        key: bytes,
+        spool: Spool,
+        queue: deque[Item],
+        counters: Counters,
+        *,
+        max_depth: int,
+        batch_size: int,
+        flush_interval: float,
+        retry_max: float,
+        new_run_id: Callable[[], str],
+    ) -> None:
+        self.store, self.scrubber, self.key, self.spool = store, scrubber, key, spool
+        self.queue, self.counters = queue, counters
+        self.max_depth, self.batch_size = max_depth, batch_size
+        self.flush_interval, self.retry_max = flush_interval, retry_max
+        self.new_run_id = new_run_id
+        self.state = HEALTHY
+        self.wake = threading.Event()
+        self.stopping = False
+        self.idle = threading.Event()
+        self._ids = itertools.count(1)
+        self._id_prefix = uuid.uuid4().hex[:16]
+        self._bare_run: str | None = None
+        self._unacked = 0  # spool records written ahead and not yet appended
+        self._retry_at = 0.0
+        self._backoff = 0.5
+
+    # -- the loop ----------------------------------------------------------------------
+    def run(self) -> None:
+        self._replay()  # spools left by sinks that are gone
+        while True:
+            self.idle.clear()
+            try:
+                self._step()
+            except Exception:
+                self.counters.errors += 1
+                log.exception("tracelake sink writer error; continuing")
+            if self.stopping and not self.queue:
+                self._finish()
+                self.idle.set()
+                return
+            if not self.queue:
+                self.idle.set()
+                self.wake.wait(self.flush_interval)
+                self.wake.clear()
+
+    def _step(self) -> None:
+        if self.queue:
+            batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
+            self._deliver(*self._prepare(batch))
+        if self.state == DEGRADED and time.monotonic() >= self._retry_at:
+            self._replay()
+
+    # -- snapshot + scrub --------------------------------------------------------------
+    def _prepare(self, batch: list[Item]) -> tuple[list[NewEvent], list[QuarantineItem]]:
+        events: list[NewEvent] = []
+        bad: list[QuarantineItem] = []
+        for item in batch:
+            now = datetime.fromtimestamp(item.recorded_at, UTC)
+            try:
+                inbound = self._snapshot(item)
+            except ContractError as exc:
+                bad.append(
+                    quarantine_item(
+                        self.scrubber,
+                        self.key,
+                        origin="sink",
+                        reason=exc.reason,
+                        detail=exc.detail,
+                        raw=repr(type(item.event)).encode() + str(next(self._ids)).encode(),
+                        recorded_at=now,
+                        run_id=item.run_id,
+                    )
+                )
+                continue
+            run_id = self._run_of(inbound, item)
+            event_id = inbound.event_id or f"{self._id_prefix}-{next(self._ids)}"
+            inbound = InboundEvent(inbound.source, inbound.type, inbound.event, run_id, event_id)
+            events.append(new_event(inbound, scrub(self.scrubber, inbound), run_id, None, now))
+        return events, bad
+
+    def _snapshot(self, item: Item) -> InboundEvent:
+        """A private copy of the caller's event (their objects are never touched)."""
+        for attempt in range(3):
+            try:
+                inbound = classify_object(item.event, self.max_depth)
+                break
+            except RuntimeError:  # the caller changed a dict while we copied it: try again
+                if attempt == 2:
+                    raise ContractError(
+                        "unstable_object", "the event changed while it was copied"
+                    ) from None
+        if item.trace_metadata:
+            meta = classify_object({"type": "m", "m": item.trace_metadata}, self.max_depth).event[
+                "m"
+            ]
+            own = inbound.event.get("trace_metadata")
+            inbound.event["trace_metadata"] = {**meta, **own} if isinstance(own, dict) else meta
+        return inbound
+
+    def _run_of(self, inbound: InboundEvent, item: Item) -> str:
+        if item.run_id is not None:
+            return item.run_id
+        if inbound.run_id is not None:
+            return inbound.run_id
+        if inbound.starts_run or self._bare_run is None:
+            self._bare_run = self.new_run_id()
+        return self._bare_run
+
+    # -- durable delivery --------------------------------------------------------------
+    def _deliver(self, events: list[NewEvent], bad: list[QuarantineItem]) -> None:
+        self.spool.append("events", events)
+        self.spool.append("quarantine", bad)
+        written_ahead = bool(events) + bool(bad)
+        self._unacked += written_ahead
+        if self.state == DEGRADED:
+            self.counters.spooled += len(events)
+            return
+        try:
+            if events:
+                result = self.store.appender.append(events)
+                self.counters.written += result.appended + result.duplicates
+                self.counters.quarantined += len(result.conflicts)
+            if bad:
+                self.store.quarantine.add(bad)
+                self.counters.quarantined += len(bad)
+        except Exception as exc:  # noqa: BLE001 - any failure: keep it in the spool
+            self.counters.spooled += len(events)
+            self._degrade(exc)
+            return
+        self._unacked -= written_ahead
+        if self._unacked == 0:
+            self.spool.discard_current()
+
+    def _degrade(self, exc: BaseException) -> None:
+        self._retry_at = time.monotonic() + self._backoff
+        self._backoff = min(self._backoff * 2, self.retry_max)
+        if self.state != DEGRADED:
+            self.state = DEGRADED
+            log.warning(
+                "tracelake sink degraded: the database refused a write (%s); events go to the "
+                "spool at %s and are replayed when it is back",
+                _short(exc),
+                self.spool.root,
+            )
+
+    def _replay(self) -> None:
+        self.spool.seal()
+        try:
+            done = replay(self.spool, self.store)
+        except Exception as exc:  # noqa: BLE001 - still down: stay degraded, try again later
+            self._degrade(exc)
+            return
+        self.counters.replayed += done.appended
+        self.counters.written += done.appended + done.duplicates
+        self.counters.quarantined += done.quarantined
+        self._unacked = 0
+        self._backoff = 0.5
+        if self.state == DEGRADED:
+            self.state = HEALTHY
+            log.warning("tracelake sink recovered: the spool was replayed into the database")
+
+    def _finish(self) -> None:
+        if self.state == DEGRADED:
+            self._replay()  # one last try; what stays is replayed by the next sink
+        self.spool.seal()
+        if self._unacked == 0:
+            self.spool.discard_all_mine()
+
+
+@dataclass(slots=True)
+class Replayed:
+    segments: int = 0
+    appended: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+
+
+def replay(spool: Spool, store: Store) -> Replayed:
+    """Append every replayable spool record in order; delete each segment once it is in.
+
+    Raises the store's error when the database refuses; what was not appended stays spooled.
+    Idempotent: a record appended before a crash is recognised as a duplicate.
+    """
+    done = Replayed()
+    for segment in spool.replayable():
+        for record in spool.read(segment):
+            if record.kind == "events":
+                result = store.appender.append(record.items)  # type: ignore[arg-type]
+                done.appended += result.appended
+                done.duplicates += result.duplicates
+                done.quarantined += len(result.conflicts)
+            else:
+                done.quarantined += store.quarantine.add(record.items)  # type: ignore[arg-type]
+        spool.remove(segment)
+        done.segments += 1
+    return done
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
