@@ -6,6 +6,7 @@ initdb refuses to run as root, so as root the server runs as the ``postgres`` us
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -76,8 +77,6 @@ class PrivatePostgres:
         return rows
 
     def destroy(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):
             self.stop("immediate")
-        except subprocess.CalledProcessError:
-            pass
         shutil.rmtree(self.root, ignore_errors=True)
