@@ -188,10 +188,8 @@ def demo(
     database_url: DatabaseUrl = None,
     repeat: Annotated[int, typer.Option(help="How many times to run each demo plan")] = 2,
 ) -> None:
-    """Run the demo plans through graph-tool-call's real PlanRunner and store their events."""
-    import io
+    """Run the demo plans through graph-tool-call's real PlanRunner, recorded by the sink."""
     import uuid
-    from dataclasses import asdict
     from datetime import UTC, datetime
 
     try:
@@ -200,31 +198,27 @@ def demo(
         raise TracelakeError(
             f"the demo needs graph-tool-call: pip install 'tracelake[demo]' ({exc})"
         ) from None
-    from tracelake.ingest import Ingestor
-    from tracelake.wiring import open_components
+    from tracelake.sink import TraceSink
+    from tracelake.wiring import ensure_schema
 
-    parts = open_components(_settings(database_url))
+    settings = _settings(database_url)
+    sink = TraceSink(settings=settings)
+    ensure_schema(sink.store)
     stamp = datetime.now(UTC).strftime("%Y%m%d")
-    buffer = io.BytesIO()
     table = Table("scenario", "run id", "events", "outcome", title="demo runs (real PlanRunner)")
-    for n in range(repeat):
-        for scenario in scenarios():
-            run_id = f"demo-run-{stamp}-{uuid.uuid4().hex[:8]}"
-            events = list(run_scenario(scenario))
-            for event in events:  # the SSE envelope of seed 000
-                envelope = {"type": "runner.event", "run_id": run_id, "event": asdict(event)}
-                buffer.write(json.dumps(envelope, ensure_ascii=False).encode() + b"\n")
-            if n == 0:
-                table.add_row(scenario.name, run_id, str(len(events)), events[-1].type)
-    buffer.seek(0)
-    report = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings).ingest(
-        io.BufferedReader(buffer), origin="demo"
-    )
+    with sink:
+        for n in range(repeat):
+            for scenario in scenarios():
+                run_id = f"ql-run-{stamp}-{uuid.uuid4().hex[:8]}"
+                events = list(sink.tap(run_scenario(scenario), run_id=run_id))  # the integration
+                if n == 0:
+                    table.add_row(scenario.name, run_id, str(len(events)), events[-1].type)
     out.print(table)
+    stats = sink.stats()
     out.print(
-        f"stored [bold]{report.appended}[/] events of [bold]{len(report.runs)}[/] runs "
-        f"in {parts.store.url} (duplicates {report.duplicates}, "
-        f"quarantined {report.quarantined_total})"
+        f"recorded [bold]{stats['recorded']}[/] events, written {stats['written']}, "
+        f"spooled {stats['spooled']}, quarantined {stats['quarantined']}, "
+        f"dropped {stats['dropped']} -> {sink.store.url}"
     )
     out.print("next: [bold]tracelake runs show RUN_ID[/] or [bold]tracelake stats[/]")
 
