@@ -34,8 +34,23 @@ PG_URL = os.environ.get(
 )
 REQUIRE_PG = os.environ.get("TRACELAKE_REQUIRE_POSTGRES") == "1"
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# The seeds and samples live in shared/, beside the repository (CI lays it there).
+SHARED = Path(os.environ.get("TRACELAKE_SHARED_DIR") or REPO.parent / "shared")
 AGENTLANE = SHARED / "samples" / "agentlane"
+
+
+def require_agentlane_samples() -> Path:
+    """The agentlane samples folder; skip loudly without it (fail under TRACELAKE_REQUIRE_SAMPLES=1)."""
+    if (AGENTLANE / "events.jsonl").is_file() and (AGENTLANE / "secrets.txt").is_file():
+        return AGENTLANE
+    reason = (
+        f"agentlane samples not found at {AGENTLANE}; put shared/ beside the repository "
+        "or set TRACELAKE_SHARED_DIR"
+    )
+    if os.environ.get("TRACELAKE_REQUIRE_SAMPLES") == "1":
+        pytest.fail(f"TRACELAKE_REQUIRE_SAMPLES=1 but {reason}", pytrace=False)
+    pytest.skip(f"SKIPPING: {reason}")
+
 
 _pg_skip_reason: list[str] = []
 

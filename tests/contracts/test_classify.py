@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import AGENTLANE
+from tests.conftest import AGENTLANE, require_agentlane_samples
 from tracelake.contracts import (
     SOURCE_AGENTLANE,
     SOURCE_GRAPH_TOOL_CALL,
@@ -62,9 +62,7 @@ def test_copy_is_private_and_the_callers_event_is_untouched() -> None:
 
 
 def _agentlane_lines() -> list[dict[str, Any]]:
-    path = AGENTLANE / "events.jsonl"
-    if not path.is_file():
-        pytest.skip(f"agentlane samples not found at {path} (shared/ must sit beside the repo)")
+    path = require_agentlane_samples() / "events.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 

@@ -9,9 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.conftest import AGENTLANE
+from tests.conftest import require_agentlane_samples
 from tracelake.config import Settings
 from tracelake.demo import run_scenario, scenarios
 from tracelake.ingest import Ingestor, IngestReport
@@ -31,9 +29,7 @@ def jsonl(events: list[dict[str, Any]]) -> bytes:
 
 
 def agentlane_bytes() -> bytes:
-    path = AGENTLANE / "events.jsonl"
-    if not path.is_file():
-        pytest.skip(f"agentlane samples not found at {path} (shared/ must sit beside the repo)")
+    path = require_agentlane_samples() / "events.jsonl"
     return path.read_bytes()
 
 

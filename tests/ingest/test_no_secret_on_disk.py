@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import AGENTLANE
+from tests.conftest import require_agentlane_samples
 from tests.corpora.gtc_commerce import all_planted, build_gtc_corpus
 from tests.ingest.helpers import agentlane_bytes, ingest_bytes, jsonl
 from tracelake.store import Store
@@ -24,7 +24,7 @@ from tracelake.store import Store
 def planted_values() -> tuple[bytes, list[str]]:
     events, planted = build_gtc_corpus(runs=3)
     values = all_planted(planted)
-    secrets_file = AGENTLANE / "secrets.txt"
+    secrets_file = require_agentlane_samples() / "secrets.txt"
     secrets = [s for s in secrets_file.read_text(encoding="utf-8").splitlines() if s.strip()]
     bad_lines = [
         f"not json {values[0]} {secrets[0]}".encode(),

@@ -6,12 +6,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import require_agentlane_samples
 from tests.corpora.gtc_commerce import build_gtc_corpus
 from tracelake.scrub import Scrubber, get_scrubber
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-# The repository is cloned with `shared/` as a sibling of its root.
-AGENTLANE_DIR = REPO_ROOT.parent / "shared" / "samples" / "agentlane"
 KEY = bytes.fromhex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
 
 
@@ -26,10 +24,7 @@ def gtc_corpus() -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
 
 
 def _agentlane_file(name: str) -> Path:
-    path = AGENTLANE_DIR / name
-    if not path.exists():
-        pytest.skip(f"agentlane samples NOT FOUND at {path}: secret-leak tests on them skipped")
-    return path
+    return require_agentlane_samples() / name
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import AGENTLANE
+from tests.conftest import require_agentlane_samples
 from tests.corpora.gtc_commerce import all_planted, iter_gtc_runs
 from tests.ingest.test_no_secret_on_disk import forms, full_dump
 from tracelake.demo import run_scenario, scenarios
@@ -88,9 +88,7 @@ def test_callers_objects_are_never_mutated_and_nothing_planted_reaches_disk(
 
 
 def _agentlane_runs() -> list[list[dict[str, Any]]]:
-    path = AGENTLANE / "events.jsonl"
-    if not path.is_file():
-        pytest.skip(f"agentlane samples not found at {path}")
+    path = require_agentlane_samples() / "events.jsonl"
     runs: list[list[dict[str, Any]]] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         event = json.loads(line)
