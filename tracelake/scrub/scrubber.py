@@ -48,7 +48,7 @@ class Scrubber:
             report = walker.report()
         except ScrubError:
             raise
-        except Exception as exc:  # fail closed: never a partially scrubbed event
+        except Exception as exc:  # noqa: BLE001 - fail closed: never a partially scrubbed event
             # `from None`: the original exception's message or traceback could carry a value.
             raise ScrubError(
                 f"scrubbing a {source} {event_type!s:.64} event failed ({type(exc).__name__})"
@@ -59,7 +59,7 @@ class Scrubber:
         """Scrubbed, cut text for error messages, quarantine details and log lines."""
         try:
             return Walker(self._key).text(str(text), "text", limit=max_len)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - fail closed
             raise ScrubError(f"scrubbing a text failed ({type(exc).__name__})") from None
 
 
