@@ -89,7 +89,6 @@ class TraceSink:
     ) -> None:
         """Enqueue one event (a dataclass, dict, envelope or agentlane event). Never raises."""
         try:
-            self.counters.recorded += 1
             if len(self._queue) >= self.max_queue:
                 self._backpressure()
             self._queue.append(Item(event, run_id, time.time(), trace_metadata))
@@ -156,7 +155,8 @@ class TraceSink:
             self._writer.stopping = True
             leftover = [self._queue.popleft() for _ in range(len(self._queue))]
             if leftover:
-                events, bad = self._writer._prepare(leftover)
+                self.counters.recorded += len(leftover)
+                events, bad = self._writer.prepare(leftover)
                 self.spool.append("events", events)
                 self.spool.append("quarantine", bad)
                 self.counters.spooled += len(events)
@@ -168,7 +168,7 @@ class TraceSink:
     def stats(self) -> dict[str, Any]:
         c = self.counters
         return {
-            "recorded": c.recorded,
+            "recorded": c.recorded + len(self._queue),
             "written": c.written,
             "spooled": c.spooled,
             "replayed": c.replayed,

@@ -17,11 +17,11 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from tracelake.contracts import InboundEvent, classify_object
+from tracelake.contracts import InboundEvent, classify_object, to_jsonable
 from tracelake.errors import ContractError
 from tracelake.pipeline import new_event, quarantine_item, scrub
 from tracelake.sink.spool import Spool
@@ -54,7 +54,6 @@ class Counters:
     quarantined: int = 0
     dropped: int = 0  # stays 0: nothing is ever dropped
     errors: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
 
 class Writer:
@@ -111,12 +110,13 @@ class Writer:
     def _step(self) -> None:
         if self.queue:
             batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
-            self._deliver(*self._prepare(batch))
+            self.counters.recorded += len(batch)  # counted here: one thread, exact
+            self._deliver(*self.prepare(batch))
         if self.state == DEGRADED and time.monotonic() >= self._retry_at:
             self._replay()
 
     # -- snapshot + scrub --------------------------------------------------------------
-    def _prepare(self, batch: list[Item]) -> tuple[list[NewEvent], list[QuarantineItem]]:
+    def prepare(self, batch: list[Item]) -> tuple[list[NewEvent], list[QuarantineItem]]:
         events: list[NewEvent] = []
         bad: list[QuarantineItem] = []
         for item in batch:
@@ -155,9 +155,7 @@ class Writer:
                         "unstable_object", "the event changed while it was copied"
                     ) from None
         if item.trace_metadata:
-            meta = classify_object({"type": "m", "m": item.trace_metadata}, self.max_depth).event[
-                "m"
-            ]
+            meta = to_jsonable(item.trace_metadata, self.max_depth)
             own = inbound.event.get("trace_metadata")
             inbound.event["trace_metadata"] = {**meta, **own} if isinstance(own, dict) else meta
         return inbound

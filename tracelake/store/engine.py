@@ -52,6 +52,7 @@ def create_engine(url: str, **kwargs: Any) -> Engine:
         return engine
     if name == "postgresql":
         kwargs.setdefault("pool_pre_ping", True)
+        kwargs.setdefault("connect_args", {}).setdefault("connect_timeout", 10)
         try:
             return sa.create_engine(url, **kwargs)
         except NoSuchModuleError as exc:
