@@ -98,8 +98,8 @@ REASONS: dict[str, tuple[str, bool, str]] = {
     "unknown": (
         "execute",
         False,
-        "no reason could be derived: inspect the run with `tracelake explain RUN_ID` and the "
-        "executor logs",
+        "no reason could be derived from the stored error: read the failing events with "
+        "`tracelake runs show RUN_ID --json` and the executor logs",
     ),
 }
 
