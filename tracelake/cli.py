@@ -197,9 +197,12 @@ def project(
     from tracelake.wiring import ensure_schema
 
     store = open_store(_settings(database_url).database_url)
-    ensure_schema(store)
-    engine = ProjectionEngine(store)
-    result = engine.rebuild(name) if rebuild else engine.catch_up(name)
+    try:
+        ensure_schema(store)
+        engine = ProjectionEngine(store)
+        result = engine.rebuild(name) if rebuild else engine.catch_up(name)
+    finally:
+        store.dispose()
     table = Table("projection", "checkpoint", title="rebuilt" if rebuild else "caught up")
     for pname, position in result.positions.items():
         table.add_row(pname, str(position))
@@ -215,8 +218,11 @@ def explain(run_id: str, database_url: DatabaseUrl = None) -> None:
     from tracelake.wiring import ensure_schema
 
     store = open_store(_settings(database_url).database_url)
-    ensure_schema(store)
-    found = explain_run(store, run_id)
+    try:
+        ensure_schema(store)
+        found = explain_run(store, run_id)
+    finally:
+        store.dispose()
     if found is None:
         err.print(f"no run {run_id!r}; `tracelake stats` shows what is stored")
         raise typer.Exit(1)

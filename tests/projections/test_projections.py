@@ -354,3 +354,20 @@ def test_fold_is_pure(projected: Store) -> None:
     a, b = fold(events), fold(list(events))
     assert isinstance(a, RunFold)
     assert (a.plan_ids, a.tools, a.status) == (b.plan_ids, b.tools, b.status)
+
+
+def readme_queries() -> list[str]:
+    from tests.conftest import REPO
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("Example queries (both backends):", 1)[1].split("```sql", 1)[1]
+    block = block.split("```", 1)[0]
+    body = "\n".join(ln for ln in block.splitlines() if not ln.strip().startswith("--"))
+    return [q.strip() for q in body.split(";") if q.strip()]
+
+
+def test_readme_example_queries_run(projected: Store) -> None:
+    queries = readme_queries()
+    assert len(queries) == 5
+    for q in queries:
+        assert rows(projected, q), q
