@@ -184,6 +184,69 @@ def runs_show(
 
 
 @app.command()
+def project(
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Delete the rows and replay from position 0")
+    ] = False,
+    name: Annotated[
+        list[str] | None, typer.Option("--name", help="Only this projection (repeatable)")
+    ] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Bring the projections (runs, learning records, failures, evidence) up to the log."""
+    from tracelake.projections import ProjectionEngine
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    store = open_store(_settings(database_url).database_url)
+    try:
+        ensure_schema(store)
+        engine = ProjectionEngine(store)
+        result = engine.rebuild(name) if rebuild else engine.catch_up(name)
+    finally:
+        store.dispose()
+    table = Table("projection", "checkpoint", title="rebuilt" if rebuild else "caught up")
+    for pname, position in result.positions.items():
+        table.add_row(pname, str(position))
+    out.print(table)
+    out.print(f"read [bold]{result.events}[/] events in {result.batches} batch(es)")
+
+
+@app.command()
+def explain(run_id: str, database_url: DatabaseUrl = None) -> None:
+    """A run's timeline, where it failed, the likely cause and what to check."""
+    from tracelake.projections.explain import explain as explain_run
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    store = open_store(_settings(database_url).database_url)
+    try:
+        ensure_schema(store)
+        found = explain_run(store, run_id)
+    finally:
+        store.dispose()
+    if found is None:
+        err.print(f"no run {run_id!r}; `tracelake stats` shows what is stored")
+        raise typer.Exit(1)
+    run = found.run
+    table = Table("seq", "type", "step", "tool", "detail", title=f"{run_id} ({run.source})")
+    for s in found.timeline:
+        table.add_row(str(s.seq), s.type, s.step_id or "", s.tool or "", s.note)
+    out.print(table)
+    out.print(
+        f"status: [bold]{run.status}[/]; plans: {', '.join(run.plan_ids) or '-'}; "
+        f"steps {run.step_count}, retries {run.retry_count}, skips {run.skip_count}, "
+        f"repairs {run.repair_count}, coercions {run.coercion_count}, "
+        f"binding repairs {run.binding_repair_count}"
+    )
+    if found.failed_at:
+        reason = run.outcome.reason if run.outcome else "unknown"
+        out.print(f"[red]failed at {found.failed_at}: reason {reason}[/]")
+    for h in found.hints:
+        out.print(f"- [bold]{h.symptom}[/]: likely {h.likely_cause}; check: {h.check}")
+
+
+@app.command()
 def demo(
     database_url: DatabaseUrl = None,
     repeat: Annotated[int, typer.Option(help="How many times to run each demo plan")] = 2,

@@ -64,6 +64,25 @@ class Reader:
         with translate_errors("read run"), self.engine.connect() as conn:
             return [_stored(r) for r in conn.execute(query)]
 
+    def read_runs_until(self, run_ids: list[str], position: int) -> list[StoredEvent]:
+        """Every event of the given runs at or below *position*, in global order.
+
+        Projections fold a run from its whole stored prefix; below a checkpoint every position
+        is final (appends are serialised), so this never misses an event.
+        """
+        if not run_ids or position <= 0:
+            return []
+        found: list[StoredEvent] = []
+        with translate_errors("read runs"), self.engine.connect() as conn:
+            for start in range(0, len(run_ids), 400):  # far below SQLite's variable limit
+                query = _SELECT.where(
+                    events.c.run_id.in_(run_ids[start : start + 400]),
+                    events.c.position <= position,
+                )
+                found.extend(_stored(r) for r in conn.execute(query))
+        found.sort(key=lambda e: e.position)
+        return found
+
     def max_position(self) -> int:
         with translate_errors("read events"), self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.max(events.c.position))).scalar() or 0)

@@ -11,9 +11,11 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Dialect,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -102,4 +104,163 @@ quarantine = Table(
     Column("dedupe_key", Text, nullable=False, unique=True),
     Index(None, "reason"),
     sqlite_autoincrement=True,
+)
+
+# --- Projections (issue 4): derived from the scrubbed log, rebuildable, NOT append-only. ---
+# Each projection writes its rows and its checkpoint row in one transaction (invariant 4).
+
+projection_checkpoints = Table(
+    "projection_checkpoints",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("position", BigInteger, nullable=False),  # last global position applied
+    Column("updated_at", Timestamp, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", Text, primary_key=True),
+    Column("source", Text, nullable=False),
+    Column("collection_id", Text, nullable=True),
+    Column("status", Text, nullable=False),  # seed 000's UI grouping
+    Column("finished", Boolean, nullable=False),
+    Column("success", Boolean, nullable=True),
+    Column("plan_ids", JSONDocument, nullable=False),
+    Column("started_at", Timestamp, nullable=False),
+    Column("ended_at", Timestamp, nullable=True),
+    Column("last_event_type", Text, nullable=False),
+    Column("event_count", Integer, nullable=False),
+    Column("step_count", Integer, nullable=False),
+    Column("retry_count", Integer, nullable=False),
+    Column("skip_count", Integer, nullable=False),
+    Column("repair_count", Integer, nullable=False),
+    Column("coercion_count", Integer, nullable=False),
+    Column("binding_repair_count", Integer, nullable=False),
+    Column("total_duration_ms", Float, nullable=True),
+    Column("last_position", BigInteger, nullable=False),
+    Index(None, "collection_id", "status"),
+)
+
+learning_records = Table(
+    "learning_records",
+    metadata,
+    Column("run_id", Text, primary_key=True),
+    Column("source", Text, nullable=False),
+    Column("collection_id", Text, nullable=True),
+    Column("plan_ids", JSONDocument, nullable=False),
+    Column("goal", Text, nullable=True),  # scrubbed
+    Column("query_family", Text, nullable=True),
+    Column("query_fingerprint", Text, nullable=True),
+    Column("selected_target", Text, nullable=True),
+    Column("plan_tools", JSONDocument, nullable=False),
+    Column("success", Boolean, nullable=False),
+    Column("failure_stage", Text, nullable=True),
+    Column("failure_reason", Text, nullable=True),
+    Column("failed_step", Text, nullable=True),
+    Column("failed_tool", Text, nullable=True),
+    Column("total_duration_ms", Float, nullable=True),
+    Column("step_count", Integer, nullable=False),
+    Column("retry_count", Integer, nullable=False),
+    Column("skip_count", Integer, nullable=False),
+    Column("repair_count", Integer, nullable=False),
+    Column("coercion_count", Integer, nullable=False),
+    Column("binding_repair_count", Integer, nullable=False),
+    Column("engine_version", Text, nullable=True),
+    Column("finished_at", Timestamp, nullable=False),
+    Column("promotion_status", Text, nullable=False),
+    Index(None, "collection_id", "query_fingerprint"),
+)
+
+failure_taxonomy = Table(
+    "failure_taxonomy",
+    metadata,
+    Column("position", Position, primary_key=True, autoincrement=False),  # the failure event
+    Column("run_id", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("event_type", Text, nullable=False),
+    Column("collection_id", Text, nullable=True),
+    Column("plan_id", Text, nullable=True),
+    Column("step_id", Text, nullable=True),
+    Column("tool", Text, nullable=True),
+    Column("stage", Text, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("retryable", Boolean, nullable=False),
+    Column("operator_action", Text, nullable=False),
+    Column("http_status", Integer, nullable=True),
+    Column("exception_type", Text, nullable=True),
+    Column("error_kind", Text, nullable=True),
+    Column("field_name", Text, nullable=True),
+    Column("attempt", Integer, nullable=True),
+    Column("recorded_at", Timestamp, nullable=False),
+    Index(None, "run_id"),
+    Index(None, "reason"),
+)
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("position", Position, primary_key=True, autoincrement=False),  # the ending event
+    Column("run_id", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("collection_id", Text, nullable=True),
+    Column("step_id", Text, nullable=True),
+    Column("tool", Text, nullable=False),
+    Column("ok", Boolean, nullable=False),
+    Column("duration_ms", Float, nullable=True),
+    Index(None, "run_id"),
+    Index(None, "tool"),
+)
+
+binding_repair_evidence = Table(
+    "binding_repair_evidence",
+    metadata,
+    Column("position", Position, primary_key=True, autoincrement=False),
+    Column("run_id", Text, nullable=False),
+    Column("collection_id", Text, nullable=True),
+    Column("plan_id", Text, nullable=True),
+    Column("step_id", Text, nullable=True),
+    Column("tool", Text, nullable=True),
+    Column("field_name", Text, nullable=True),
+    Column("recovered_path", Text, nullable=True),
+    Column("value_preview", JSONDocument, nullable=True),  # scrubbed preview
+    Column("low_confidence", Boolean, nullable=False),
+    Column("run_completed", Boolean, nullable=True),  # NULL while the run is open
+    Column("recorded_at", Timestamp, nullable=False),
+    Index(None, "run_id"),
+)
+
+binding_repair_candidates = Table(
+    "binding_repair_candidates",
+    metadata,
+    Column("collection_id", Text, primary_key=True),  # '' when the run had none
+    Column("tool", Text, primary_key=True),
+    Column("field_name", Text, primary_key=True),
+    Column("recovered_path", Text, primary_key=True),
+    Column("observations", Integer, nullable=False),
+    Column("successes", Integer, nullable=False),
+    Column("failures", Integer, nullable=False),
+    Column("status", Text, nullable=False),  # suggested | promotable | promoted | rejected
+    Column("first_seen_at", Timestamp, nullable=False),
+    Column("last_seen_at", Timestamp, nullable=False),
+)
+
+coercion_evidence = Table(
+    "coercion_evidence",
+    metadata,
+    Column("position", Position, primary_key=True, autoincrement=False),
+    Column("change_index", Integer, primary_key=True, autoincrement=False),
+    Column("run_id", Text, nullable=False),
+    Column("collection_id", Text, nullable=True),
+    Column("plan_id", Text, nullable=True),
+    Column("step_id", Text, nullable=True),
+    Column("tool", Text, nullable=True),
+    Column("field_name", Text, nullable=True),
+    Column("rule", Text, nullable=True),  # cast | enum | unresolved
+    Column("from_value", JSONDocument, nullable=True),
+    Column("to_value", JSONDocument, nullable=True),
+    Column("unresolved", JSONDocument, nullable=False),
+    Column("recorded_at", Timestamp, nullable=False),
+    Index(None, "run_id"),
+    Index(None, "tool", "field_name"),
 )

@@ -1,0 +1,31 @@
+"""Projections: read models derived from the scrubbed event log, rebuildable from it.
+
+``ProjectionEngine`` (``engine.py``) keeps one checkpoint per projection and writes rows and
+checkpoint in one transaction. One module per projection; ``fold.py`` interprets one run;
+``taxonomy.py`` classifies failures; ``explain.py`` explains one run.
+"""
+
+from __future__ import annotations
+
+from tracelake.projections.engine import CatchUp, Projection, ProjectionEngine
+
+
+def default_projections() -> list[Projection]:
+    from tracelake.projections.binding_repair_evidence import BindingRepairEvidenceProjection
+    from tracelake.projections.coercion_evidence import CoercionEvidenceProjection
+    from tracelake.projections.failure_taxonomy import FailureTaxonomyProjection
+    from tracelake.projections.learning_records import LearningRecordsProjection
+    from tracelake.projections.runs import RunsProjection
+    from tracelake.projections.tool_calls import ToolCallsProjection
+
+    return [
+        RunsProjection(),
+        LearningRecordsProjection(),
+        FailureTaxonomyProjection(),
+        ToolCallsProjection(),
+        BindingRepairEvidenceProjection(),
+        CoercionEvidenceProjection(),
+    ]
+
+
+__all__ = ["CatchUp", "Projection", "ProjectionEngine", "default_projections"]

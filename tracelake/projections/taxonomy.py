@@ -1,0 +1,205 @@
+"""The failure taxonomy: one stable reason, stage, retryability and operator action per failure.
+
+Reads only what the scrubber keeps in stored payloads: ``error.kind``, ``error.exception_type``,
+``error.http_status`` / ``error.reason_code`` (lifted from the message by the scrubber), the
+scrubbed message, and ``trace_metadata.failure_reason`` / ``http_status``.
+
+Derivation order (issue 4):
+
+1. an explicit reason code in the error (``reason_code``, ``reason``, ``code``, or an error
+   ``kind`` that is itself a known reason) or in ``trace_metadata.failure_reason``;
+2. an HTTP status: 401/403 -> ``auth_failed``, other 4xx (429 too) -> ``http_4xx``,
+   5xx -> ``http_5xx``;
+3. the exception type and message: timeouts -> ``timeout``, connection errors ->
+   ``network_error``;
+4. the error kind: binding errors -> a binding reason (``binding_failed``,
+   ``unsatisfied_field``, ``missing_required_argument``, ``output_binding_failed``).
+
+Anything else is ``unknown``: stored, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# seed 002's adapter reason codes, graph-tool-call's failure taxonomy, and what we derive.
+REASONS: dict[str, tuple[str, bool, str]] = {
+    # reason: (stage, retryable, operator_action)
+    "auth_context_required": (
+        "auth_preflight",
+        False,
+        "the run had no user/session context: pass it in input_context before running",
+    ),
+    "auth_profile_missing": (
+        "auth_preflight",
+        False,
+        "the collection needs auth but has no auth profile: configure one for the collection",
+    ),
+    "auth_header_resolution_failed": (
+        "auth_preflight",
+        False,
+        "building the execution headers failed: check the auth profile and header templates",
+    ),
+    "auth_failed": (
+        "execute",
+        False,
+        "the downstream API answered 401/403: check credentials, token expiry and auth readiness",
+    ),
+    "http_4xx": (
+        "execute",
+        False,
+        "the downstream API rejected the request: check the step's args_resolved against "
+        "the API's schema (429: back off and retry later)",
+    ),
+    "http_5xx": (
+        "execute",
+        True,
+        "the downstream API failed: check its health; configure a RetryPolicy if this recurs",
+    ),
+    "timeout": (
+        "execute",
+        True,
+        "the tool call timed out: check the API's latency and the executor's timeout",
+    ),
+    "network_error": (
+        "execute",
+        True,
+        "the API was unreachable: check DNS, host allowlists and the network path",
+    ),
+    "binding_failed": (
+        "bind_request",
+        False,
+        "a required producer value is missing: inspect the step's args bindings and the "
+        "upstream step's output_preview",
+    ),
+    "unsatisfied_field": (
+        "bind_request",
+        False,
+        "a required input could not be filled: supply it in input_context or fix the plan",
+    ),
+    "missing_required_argument": (
+        "bind_request",
+        False,
+        "a required tool argument is missing: check the plan step's args against the tool schema",
+    ),
+    "output_binding_failed": (
+        "bind_output",
+        False,
+        "the plan's output_binding could not be resolved: check it against the terminal "
+        "step's output_preview",
+    ),
+    "cleanup_failed": (
+        "cleanup",
+        False,
+        "mutation cleanup failed: check the cleanup step and revert the mutation by hand",
+    ),
+    "unknown": (
+        "execute",
+        False,
+        "no reason could be derived from the stored error: read the failing events with "
+        "`tracelake runs show RUN_ID --json` and the executor logs",
+    ),
+}
+
+_TIMEOUT_TYPE = re.compile(r"(?i)timeout|timed_?out|deadline")
+_TIMEOUT_MSG = re.compile(r"(?i)\btimed?[\s_-]?out\b|\btimeout\b|deadline exceeded")
+_NETWORK_TYPE = re.compile(r"(?i)connect|network|socket|dns|gaierror|unreachable|remotedisconn")
+_NETWORK_MSG = re.compile(
+    r"(?i)connection (?:refused|reset|aborted|error|closed)|network (?:is )?unreachable"
+    r"|name or service not known|temporary failure in name resolution|no route to host"
+)
+_UNSATISFIED = re.compile(r"(?i)unsatisf|could not (?:be )?(?:fill|satisf)|no value for input")
+_MISSING_ARG = re.compile(r"(?i)missing (?:a )?required (?:argument|field|parameter)")
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    stage: str
+    reason: str
+    retryable: bool
+    operator_action: str
+    http_status: int | None = None
+    exception_type: str | None = None
+    error_kind: str | None = None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def http_status_of(error: dict[str, Any], metadata: dict[str, Any]) -> int | None:
+    for key in ("http_status", "status", "status_code", "code"):
+        status = _int(error.get(key))
+        if status is not None and 100 <= status <= 599:
+            return status
+    status = _int(metadata.get("http_status"))
+    return status if status is not None and 100 <= status <= 599 else None
+
+
+def explicit_reason(error: dict[str, Any], metadata: dict[str, Any]) -> str | None:
+    for value in (error.get("reason_code"), error.get("reason"), error.get("code")):
+        reason = _str(value)
+        if reason in REASONS and reason != "unknown":
+            return reason
+    kind = _str(error.get("kind"))
+    if kind in REASONS and kind != "unknown":
+        return kind  # agentlane's ToolError.kind may itself be a stable reason ("timeout")
+    reason = _str(metadata.get("failure_reason"))
+    return reason if reason in REASONS and reason != "unknown" else None
+
+
+def classify(error: Any, metadata: Any = None, *, default_stage: str = "execute") -> Classification:
+    """Classify one stored (scrubbed) error object; never raises, never returns nothing."""
+    err: dict[str, Any] = error if isinstance(error, dict) else {}
+    meta: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
+    if isinstance(error, str):
+        err = {"message": error}
+    kind = _str(err.get("kind"))
+    exc_type = _str(err.get("exception_type")) or _str(err.get("type"))
+    message = _str(err.get("message")) or ""
+    status = http_status_of(err, meta)
+
+    reason = explicit_reason(err, meta)
+    if reason is None and status is not None and status >= 400:
+        if status in (401, 403):
+            reason = "auth_failed"
+        elif status < 500:
+            reason = "http_4xx"
+        else:
+            reason = "http_5xx"
+    if reason is None and (
+        (exc_type and _TIMEOUT_TYPE.search(exc_type)) or _TIMEOUT_MSG.search(message)
+    ):
+        reason = "timeout"
+    if reason is None and (
+        (exc_type and _NETWORK_TYPE.search(exc_type)) or _NETWORK_MSG.search(message)
+    ):
+        reason = "network_error"
+    if reason is None and kind == "binding":
+        if _MISSING_ARG.search(message):
+            reason = "missing_required_argument"
+        elif _UNSATISFIED.search(message):
+            reason = "unsatisfied_field"
+        else:
+            reason = "binding_failed"
+    if reason is None and kind == "output_binding":
+        reason = "output_binding_failed"
+    reason = reason or "unknown"
+    stage, retryable, action = REASONS[reason]
+    if reason == "unknown":
+        stage = default_stage
+    if status == 429:
+        retryable = True  # rate limited: retrying later is the right move
+    return Classification(stage, reason, retryable, action, status, exc_type, kind)
