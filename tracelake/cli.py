@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,6 +17,9 @@ from rich.table import Table
 
 from tracelake.config import Settings
 from tracelake.errors import TracelakeError
+
+if TYPE_CHECKING:
+    from tracelake.store import Store
 
 app = typer.Typer(
     no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_show_locals=False
@@ -44,16 +49,32 @@ def _settings(database_url: str | None) -> Settings:
     return Settings.from_env(database_url=database_url)
 
 
+@contextlib.contextmanager
+def _checked_store(database_url: str | None) -> Iterator[Store]:
+    """The store, its schema checked (an embedded SQLite one is migrated), disposed after."""
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    store = open_store(_settings(database_url).database_url)
+    try:
+        ensure_schema(store)
+        yield store
+    finally:
+        store.dispose()
+
+
 @db_app.command("upgrade")
 def db_upgrade(database_url: DatabaseUrl = None) -> None:
     """Create or migrate the schema to the newest revision."""
     from tracelake.store import migrate, open_store
 
     store = open_store(_settings(database_url).database_url)
-    migrate.upgrade(store.engine)
-    out.print(
-        f"schema at revision [bold]{migrate.current_revision(store.engine)}[/] ({store.dialect})"
-    )
+    try:
+        migrate.upgrade(store.engine)
+        revision = migrate.current_revision(store.engine)
+    finally:
+        store.dispose()
+    out.print(f"schema at revision [bold]{revision}[/] ({store.dialect})")
 
 
 @app.command()
@@ -119,12 +140,9 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
 ) -> None:
     """Events by type, runs, quarantined lines."""
-    from tracelake.store import open_store
-    from tracelake.wiring import ensure_schema
 
-    store = open_store(_settings(database_url).database_url)
-    ensure_schema(store)
-    data = store.reader.stats()
+    with _checked_store(database_url) as store:
+        data = store.reader.stats()
     if as_json:
         out.print_json(json.dumps(data))
         return
@@ -150,12 +168,9 @@ def runs_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines")] = False,
 ) -> None:
     """A run's events in order."""
-    from tracelake.store import open_store
-    from tracelake.wiring import ensure_schema
 
-    store = open_store(_settings(database_url).database_url)
-    ensure_schema(store)
-    events = store.reader.run_events(run_id)
+    with _checked_store(database_url) as store:
+        events = store.reader.run_events(run_id)
     if not events:
         err.print(f"no run {run_id!r}; `tracelake stats` shows what is stored")
         raise typer.Exit(1)
