@@ -9,8 +9,9 @@ new field in a future runner version is scrubbed, not stored raw.
 
 from __future__ import annotations
 
-import json
+import pickle
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -118,35 +119,35 @@ def _number(value: Any) -> Any:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-_META_CACHE: OrderedDict[tuple[bytes, str, str], tuple[Any, Walker]] = OrderedDict()
+_META_CACHE: OrderedDict[tuple[bytes, str, bytes], tuple[bytes, Walker]] = OrderedDict()
 _META_CACHE_SIZE = 1024
+_META_LOCK = threading.Lock()
 
 
 def trace_metadata(w: Walker, value: Any, path: str) -> Any:
     """graph-tool-call copies ``trace_metadata`` onto every event of a run: scrub it once
-    per run (memo keyed by its JSON and the pseudonym key) and replay the report counts."""
+    per run and replay the report counts.
+
+    The memo is keyed by the pickled value (cheaper than JSON; equal bytes unpickle to equal
+    values, so a hit is always the same input), the path and the pseudonym key. The result is
+    kept pickled: each hit unpickles a fresh copy, so two stored events never share a
+    container."""
     try:
-        memo_key = (w.key, path, json.dumps(value, sort_keys=True, ensure_ascii=False))
-    except (TypeError, ValueError):
+        memo_key = (w.key, path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # not picklable: no memo, the walk decides (and fails closed)
         return _trace_metadata(w, value, path)
     hit = _META_CACHE.get(memo_key)
     if hit is None:
         sub = Walker(w.key)
-        hit = (_trace_metadata(sub, value, path), sub)
-        _META_CACHE[memo_key] = hit
-        if len(_META_CACHE) > _META_CACHE_SIZE:
-            _META_CACHE.popitem(last=False)
-    out, sub = hit
+        out = _trace_metadata(sub, value, path)
+        hit = (pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), sub)
+        with _META_LOCK:
+            _META_CACHE[memo_key] = hit
+            while len(_META_CACHE) > _META_CACHE_SIZE:
+                _META_CACHE.popitem(last=False)
+    blob, sub = hit
     w.merge(sub)
-    return _copy(out)  # never share containers between two stored events
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
+    return pickle.loads(blob)
 
 
 def _trace_metadata(w: Walker, value: Any, path: str) -> Any:

@@ -24,23 +24,40 @@ _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(
 
 
 class Walker:
+    __slots__ = ("actions", "entities", "key", "paths")
+
     def __init__(self, key: bytes) -> None:
         self.key = key
-        self.entities: Counter[str] = Counter()
-        self.paths: dict[str, Counter[str]] = {}
+        self.entities: dict[str, int] = {}
+        self.paths: dict[str, dict[str, int]] = {}
         self.actions: Counter[str] = Counter()
 
     # -- report -------------------------------------------------------------------------
     def hit(self, path: str, entity: str, count: int = 1) -> None:
-        self.entities[entity] += count
-        self.paths.setdefault(path, Counter())[entity] += count
+        entities = self.entities
+        entities[entity] = entities.get(entity, 0) + count
+        counts = self.paths.get(path)
+        if counts is None:
+            self.paths[path] = {entity: count}
+        else:
+            counts[entity] = counts.get(entity, 0) + count
 
     def merge(self, other: Walker) -> None:
         """Add *other*'s counts (a memoized sub-walk) to this report."""
-        self.entities.update(other.entities)
+        for entity, n in other.entities.items():
+            self.entities[entity] = self.entities.get(entity, 0) + n
         for path, counts in other.paths.items():
-            self.paths.setdefault(path, Counter()).update(counts)
-        self.actions.update(other.actions)
+            for entity, n in counts.items():
+                self.hit_path(path, entity, n)
+        for action, n in other.actions.items():
+            self.actions[action] += n
+
+    def hit_path(self, path: str, entity: str, count: int) -> None:
+        counts = self.paths.get(path)
+        if counts is None:
+            self.paths[path] = {entity: count}
+        else:
+            counts[entity] = counts.get(entity, 0) + count
 
     def report(self) -> dict[str, Any]:
         return {
@@ -53,14 +70,21 @@ class Walker:
     def text(self, value: str, path: str, *, allow_secret: bool = True, limit: int = 0) -> str:
         """Scrubbed *value*; with *limit*, cut to that many characters after scanning."""
         cut = limit or MAX_TEXT
-        scan = value if len(value) <= cut + 128 else value[: cut + 128]
-        clean, counts = detect(scan, allow_secret)
-        for entity, n in counts:
-            self.hit(path, entity, n)
-        if len(clean) > cut:
-            self.actions["truncated"] += 1
-            return clean[:cut] + "…"
-        return clean
+        if len(value) <= cut:  # the common case: nothing to cut
+            clean, counts = detect(value, allow_secret)
+            for entity, n in counts:
+                self.hit(path, entity, n)
+            if len(clean) <= cut:
+                return clean
+        else:
+            scan = value if len(value) <= cut + 128 else value[: cut + 128]
+            clean, counts = detect(scan, allow_secret)
+            for entity, n in counts:
+                self.hit(path, entity, n)
+            if len(clean) <= cut:
+                return clean
+        self.actions["truncated"] += 1
+        return clean[:cut] + "…"
 
     def number(self, value: int | float, path: str) -> int | float | str:
         if isinstance(value, int) and not isinstance(value, bool):
