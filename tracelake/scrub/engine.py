@@ -273,13 +273,36 @@ def get_engine() -> Any:
     return _state()[0]
 
 
+# Necessary conditions, checked with the stdlib ``re`` before a pattern runs: each is a
+# superset of what the pattern can match (the digit recognizers need these digit shapes, an
+# IPv6 form has a colon, an IPv4 one a dot, a street address "...로 12"). A text failing the
+# gate cannot match the pattern, so skipping it changes no result (tests/scrub/test_engine.py).
+_DIGIT_GATES = {
+    "CREDIT_CARD": r"\d{4}[- ]?\d{3,4}[- ]?\d{3,4}[- ]?\d{3,5}",
+    "KR_RRN": r"\d{6}-?\d{7}",
+    "KR_FRN": r"\d{6}-?\d{7}",
+    "KR_BRN": r"\d{3}-\d{2}-\d{5}|\d{10}",
+    "KR_DRIVER_LICENSE": r"\d{2}[- ]?\d{2}[- ]?\d{6}[- ]?\d{2}",
+    "KR_ADDRESS": r"[로길동리]\s*\d",
+}
+ENTITY_GATES: dict[str, re.Pattern[str]] = {e: re.compile(g) for e, g in _DIGIT_GATES.items()}
+_COLON, _DOT = re.compile(":"), re.compile(r"\.")
+_PATTERN_GATES: dict[tuple[str, str], re.Pattern[str]] = {
+    ("IP_ADDRESS", "IPv4"): _DOT,
+    ("IP_ADDRESS", "IPv4_mapped"): _COLON,
+    ("IP_ADDRESS", "IPv4_embedded"): _COLON,
+    ("IP_ADDRESS", "IPv6"): _COLON,
+    ("IP_ADDRESS", "IPv6_unspecified"): _COLON,
+}
+
+
 class _Compiled:
     """One pattern of a presidio ``PatternRecognizer``, compiled once, run without presidio's
     per-call overhead (a timestamp, an explanation object and a result object per match, the
     de-duplication pass): same regex module, same flags, same score, same ``validate_result``
     and ``invalidate_result`` as ``PatternRecognizer.analyze``."""
 
-    __slots__ = ("entity", "invalidate", "recognizer", "regex", "score", "validate")
+    __slots__ = ("entity", "gate", "invalidate", "recognizer", "regex", "score", "validate")
 
     def __init__(self, recognizer: Any, pattern: Any) -> None:
         from presidio_analyzer import PatternRecognizer
@@ -290,6 +313,7 @@ class _Compiled:
         self.entity: str = recognizer.supported_entities[0]
         self.regex = regex.compile(pattern.regex, flags=recognizer.global_regex_flags)
         self.score: float = pattern.score
+        self.gate = _PATTERN_GATES.get((self.entity, pattern.name))
         cls = type(recognizer)
         # Skip the base class's no-op hooks (they return None).
         self.validate = (
@@ -304,6 +328,8 @@ class _Compiled:
         )
 
     def spans(self, text: str, out: list[tuple[int, int, str]]) -> None:
+        if self.gate is not None and self.gate.search(text) is None:
+            return
         for match in self.regex.finditer(text):
             start, end = match.span()
             if start == end:
@@ -362,6 +388,9 @@ def _run(
     for entity in entities:
         patterns = compiled.get(entity)
         if patterns is not None:
+            gate = ENTITY_GATES.get(entity)
+            if gate is not None and gate.search(text) is None:
+                continue
             for pattern in patterns:
                 pattern.spans(text, spans)
             continue

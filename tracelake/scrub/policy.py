@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from tracelake.scrub.detect import detect
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
@@ -45,6 +46,10 @@ TRACE_METADATA_SAFE = frozenset(
 
 def keep(w: Walker, value: Any, path: str) -> Any:
     """Ids, names, counts: kept when they are plain scalars, else walked."""
+    if value.__class__ is str and len(value) <= 256:  # fast path: a cached clean id
+        clean, counts = detect(value, False)
+        if not counts:
+            return clean
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
@@ -219,9 +224,12 @@ def apply(
 ) -> dict[str, Any]:
     """Apply *rules* to the fields of *event*; unnamed fields get the generic walk."""
     out: dict[str, Any] = {}
+    get = rules.get
     for key, item in event.items():
-        rule = rules.get(key) if isinstance(key, str) else None
-        skey = key if rule is not None else w.dict_key(key, path)
-        sub = f"{path}.{skey}" if path else skey
-        out[skey] = rule(w, item, sub) if rule is not None else w.field(key, item, sub)
+        rule = get(key) if key.__class__ is str else None
+        if rule is not None:
+            out[key] = rule(w, item, f"{path}.{key}" if path else key)
+        else:
+            skey = w.dict_key(key, path)
+            out[skey] = w.field(key, item, f"{path}.{skey}" if path else skey)
     return out

@@ -44,20 +44,19 @@ class Walker:
 
     def merge(self, other: Walker) -> None:
         """Add *other*'s counts (a memoized sub-walk) to this report."""
+        entities = self.entities
         for entity, n in other.entities.items():
-            self.entities[entity] = self.entities.get(entity, 0) + n
+            entities[entity] = entities.get(entity, 0) + n
+        paths = self.paths
         for path, counts in other.paths.items():
-            for entity, n in counts.items():
-                self.hit_path(path, entity, n)
-        for action, n in other.actions.items():
-            self.actions[action] += n
-
-    def hit_path(self, path: str, entity: str, count: int) -> None:
-        counts = self.paths.get(path)
-        if counts is None:
-            self.paths[path] = {entity: count}
-        else:
-            counts[entity] = counts.get(entity, 0) + count
+            mine = paths.get(path)
+            if mine is None:
+                paths[path] = dict(counts)
+            else:
+                for entity, n in counts.items():
+                    mine[entity] = mine.get(entity, 0) + n
+        if other.actions:
+            self.actions.update(other.actions)
 
     def report(self) -> dict[str, Any]:
         return {
