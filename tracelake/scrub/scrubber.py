@@ -74,3 +74,16 @@ def get_scrubber(key: bytes) -> Scrubber:
         with _LOCK:
             scrubber = _SCRUBBERS.setdefault(key, Scrubber(key))
     return scrubber
+
+
+def clear_caches() -> None:
+    """Empty every per-process memo (detection results, key classes, trace_metadata).
+
+    For benchmarks and tests that must measure or exercise a cold scrubber; the presidio
+    engine itself stays built."""
+    from tracelake.scrub import detect, keys, policy
+
+    detect.detect.cache_clear()
+    keys.classify.cache_clear()
+    with policy._META_LOCK:
+        policy._META_CACHE.clear()

@@ -23,6 +23,10 @@ MAX_TEXT = 2000  # longer strings are scanned on a prefix and cut
 _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(?:\.\d+)?)')
 
 
+def _sorted(counts: dict[str, int]) -> dict[str, int]:
+    return counts if len(counts) < 2 else dict(sorted(counts.items()))
+
+
 class Walker:
     __slots__ = ("actions", "entities", "key", "paths")
 
@@ -59,9 +63,10 @@ class Walker:
             self.actions.update(other.actions)
 
     def report(self) -> dict[str, Any]:
+        # The walker is discarded after this: its dicts are handed over, sorted when needed.
         return {
-            "entities": dict(sorted(self.entities.items())),
-            "paths": {p: dict(sorted(c.items())) for p, c in sorted(self.paths.items())},
+            "entities": _sorted(self.entities),
+            "paths": {p: _sorted(self.paths[p]) for p in sorted(self.paths)},
             "actions": dict(sorted(self.actions.items())),
         }
 
@@ -144,6 +149,8 @@ class Walker:
         raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
 
     def dict_key(self, key: Any, path: str) -> str:
+        if key.__class__ is str and len(key) <= 6:
+            return key
         if not isinstance(key, str):
             raise ScrubError(f"not JSON-compatible: a {type(key).__name__} key at {path}")
         return self.text(key, path + ".<key>", limit=200) if len(key) > 6 else key
