@@ -160,6 +160,33 @@ NAME_STOPWORDS = frozenset(
         "전송을",
     ]
 )
+# Without a NER model a 3-syllable Hangul token starting with a surname syllable is as often
+# an ordinary word (이어폰, 정수기, 고구마) as a name. It is taken for a name only in context:
+# an honorific or address term follows (최수아님, 홍길동 고객), a person-data word precedes
+# it closely (수령인 김민수, 이름: 박서준), it is the value after a label's colon
+# ("실명확인: 신시우, ..."), or it stands alone among non-Hangul text (the
+# whole value, or "no shipment for 최수아 010-..."), where an ordinary Korean word is rare.
+_NAME_AFTER = re.compile(r"\s?(?:님|씨|고객|께|에게|회원|귀하|선생|고객님)")
+_NAME_BEFORE = re.compile(
+    r"(?:고객|수령인|수령자|수신인|받는\s?분|보내는\s?분|주문자|예금주|명의자?|회원|담당자|"
+    r"이름|성명|성함|대표자?|신청인|가입자|본인|님|name|Name|NAME)\W{0,3}$|:\s*$"
+)
+_HANGUL_CHAR = re.compile("[\uac00-\ud7a3]")
+
+
+def name_in_context(text: str, start: int, end: int) -> bool:
+    """Whether the KR_NAME candidate ``text[start:end]`` reads as a name (see above)."""
+    if _NAME_AFTER.match(text, end):
+        return True
+    if _NAME_BEFORE.search(text[max(0, start - 12) : start]):
+        return True
+    before = text[:start].rstrip().rsplit(None, 1)
+    after = text[end:].lstrip().split(None, 1)
+    return not (
+        (before and _HANGUL_CHAR.search(before[-1])) or (after and _HANGUL_CHAR.search(after[0]))
+    )
+
+
 # Final syllables of place names (연수구, 강남구, 수원시, ...), which are not given names.
 _PLACE_ENDINGS = frozenset("구군시읍면로길")
 _PROVINCE = (
@@ -327,7 +354,7 @@ class _Compiled:
             else None
         )
 
-    def spans(self, text: str, out: list[tuple[int, int, str]]) -> None:
+    def spans(self, text: str, out: list[tuple[int, int, str]], boost: float = 0.0) -> None:
         if self.gate is not None and self.gate.search(text) is None:
             return
         for match in self.regex.finditer(text):
@@ -341,7 +368,7 @@ class _Compiled:
                     score = 1.0 if valid else 0.0
             if self.invalidate is not None and self.invalidate(text[start:end]):
                 score = 0.0
-            if score > 0.0 and score >= SCORE_THRESHOLD:
+            if score > 0.0 and score + boost >= SCORE_THRESHOLD:
                 out.append((start, end, self.entity))
 
 
@@ -372,11 +399,20 @@ _HANGUL_BLANK = {c: " " for c in range(0xAC00, 0xD7A4)}
 _HAS_HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
+# presidio raises a pattern's score by 0.35 when a context word of its recognizer is near
+# (LemmaContextAwareEnhancer, which needs NLP artifacts that NoOpNlpEngine does not make).
+# KR_PASSPORT scores 0.05/0.1 without context, below the threshold: it is the one recognizer
+# that finds nothing without it. Its context words are looked up in the whole text.
+CONTEXT_BOOST = 0.35
+_CONTEXT: dict[str, re.Pattern[str]] = {"KR_PASSPORT": re.compile(r"(?i)passport|여권")}
+
+
 def _run(
     text: str,
     entities: list[str],
     by_entity: dict[str, list[Any]],
     compiled: dict[str, list[_Compiled]],
+    original: str,
 ) -> list[tuple[int, int, str]]:
     """Spans for *entities*: pattern recognizers through their precompiled patterns, any
     other recognizer (the phone numbers) through its own ``analyze``.
@@ -391,8 +427,10 @@ def _run(
             gate = ENTITY_GATES.get(entity)
             if gate is not None and gate.search(text) is None:
                 continue
+            context = _CONTEXT.get(entity)
+            boost = CONTEXT_BOOST if context is not None and context.search(original) else 0.0
             for pattern in patterns:
-                pattern.spans(text, spans)
+                pattern.spans(text, spans, boost)
             continue
         for recognizer in by_entity.get(entity, ()):
             for r in recognizer.analyze(text, [entity], None):
@@ -415,7 +453,11 @@ def analyze(text: str, entities: list[str]) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     if other:
         blanked = text.translate(_HANGUL_BLANK) if _HAS_HANGUL.search(text) else text
-        found += _run(blanked, other, by_entity, compiled)
+        found += _run(blanked, other, by_entity, compiled, text)
     if hangul:
-        found += _run(text, hangul, by_entity, compiled)
+        found += [
+            span
+            for span in _run(text, hangul, by_entity, compiled, text)
+            if span[2] != "KR_NAME" or name_in_context(text, span[0], span[1])
+        ]
     return found

@@ -15,6 +15,7 @@ broke the JSON) instead of being kept as opaque text.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from tracelake.scrub.keys import KeyClass, classify
@@ -64,8 +65,46 @@ def _maybe_json(text: str) -> Any:
         try:
             return json.loads(body)
         except ValueError:
-            pass
+            repaired = repair_cut_json(body)
+            if repaired is not None:
+                return repaired
     return text
+
+
+# Strings (complete ones only) and the structural characters of a JSON text.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],]')
+
+
+def repair_cut_json(text: str) -> Any | None:
+    """The longest complete prefix of a JSON text cut at an arbitrary character, parsed.
+
+    graph-tool-call cuts ``output_preview`` JSON at 512 characters. Everything up to the last
+    ``,`` at which every earlier value is complete is kept and the open brackets are closed,
+    so ``{"a": 1, "b": {"c": "x", "d": "ab`` becomes ``{"a": 1, "b": {"c": "x"}}``; the
+    value that was cut is dropped (it is not stored at all). ``None`` if nothing parses.
+    Callers record ``_truncated``.
+    """
+    stack: list[str] = []
+    cuts: list[tuple[int, str]] = []
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group(0)
+        if token in ("{", "["):
+            stack.append("}" if token == "{" else "]")
+        elif token in ("}", "]"):
+            if not stack or stack.pop() != token:
+                return None
+            if not stack:
+                cuts.append((match.end(), ""))
+        elif token == ",":
+            cuts.append((match.start(), "".join(reversed(stack))))
+    # A "," inside a string that the cut left open is mistaken for a separator: if the last
+    # candidate does not parse, an earlier one does.
+    for end, closing in reversed(cuts[-4:]):
+        try:
+            return json.loads(text[:end] + closing)
+        except ValueError:
+            continue
+    return None
 
 
 def _was_cut(original: Any, shaped: Any) -> bool:

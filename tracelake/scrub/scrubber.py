@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,24 @@ class Scrubber:
                 f"scrubbing a {source} {event_type!s:.64} event failed ({type(exc).__name__})"
             ) from None
         return ScrubbedEvent(payload=payload, report=report)
+
+    def scrub_events(
+        self, items: Sequence[tuple[str, str, dict[str, Any]]]
+    ) -> list[ScrubbedEvent | ScrubError]:
+        """Scrub many ``(source, event_type, event)`` items, in order, in this process.
+
+        Each result is the :class:`ScrubbedEvent` or, for an event that failed, its
+        :class:`ScrubError` (the caller stores a minimal record for it): one bad event does
+        not stop the batch. A process pool was measured for large batches on the 2-CPU
+        machine and lost (see BENCHMARKS.md), so there is none.
+        """
+        out: list[ScrubbedEvent | ScrubError] = []
+        for source, event_type, event in items:
+            try:
+                out.append(self.scrub_event(source, event_type, event))
+            except ScrubError as exc:
+                out.append(exc)
+        return out
 
     def scrub_text(self, text: str, max_len: int = 500) -> str:
         """Scrubbed, cut text for error messages, quarantine details and log lines."""
