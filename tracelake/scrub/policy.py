@@ -124,35 +124,46 @@ def _number(value: Any) -> Any:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-_META_CACHE: OrderedDict[tuple[bytes, str, bytes], tuple[bytes, Walker]] = OrderedDict()
-_META_CACHE_SIZE = 1024
+_META_CACHE: OrderedDict[tuple[str, bytes, str, bytes], tuple[bytes, Walker]] = OrderedDict()
+_META_CACHE_SIZE = 4096
 _META_LOCK = threading.Lock()
 
 
-def trace_metadata(w: Walker, value: Any, path: str) -> Any:
-    """graph-tool-call copies ``trace_metadata`` onto every event of a run: scrub it once
-    per run and replay the report counts.
+def memoized(rule: Rule) -> Rule:
+    """*rule* run once per distinct (value, path, pseudonym key); later calls replay it.
 
-    The memo is keyed by the pickled value (cheaper than JSON; equal bytes unpickle to equal
-    values, so a hit is always the same input), the path and the pseudonym key. The result is
-    kept pickled: each hit unpickles a fresh copy, so two stored events never share a
-    container."""
-    try:
-        memo_key = (w.key, path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    except Exception:  # not picklable: no memo, the walk decides (and fails closed)
-        return _trace_metadata(w, value, path)
-    hit = _META_CACHE.get(memo_key)
-    if hit is None:
-        sub = Walker(w.key)
-        out = _trace_metadata(sub, value, path)
-        hit = (pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), sub)
-        with _META_LOCK:
-            _META_CACHE[memo_key] = hit
-            while len(_META_CACHE) > _META_CACHE_SIZE:
-                _META_CACHE.popitem(last=False)
-    blob, sub = hit
-    w.merge(sub)
-    return pickle.loads(blob)
+    For fields whose whole value recurs across events: ``trace_metadata`` (copied onto every
+    event of a run), outputs and errors repeated by retries and by the plan-level events.
+    The memo is keyed by the pickled value (equal bytes unpickle to equal values, so a hit is
+    always the same input; cheaper than JSON). The result is kept pickled: each hit unpickles
+    a fresh copy, so two stored events never share a container; the report counts of the
+    first run are added again. Bounded (LRU-ish: oldest first out).
+    """
+    name = rule.__name__
+
+    def run(w: Walker, value: Any, path: str) -> Any:
+        if value is None or value.__class__ is str:  # strings: the detection cache suffices
+            return rule(w, value, path)
+        try:
+            memo_key = (name, w.key, path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # not picklable: no memo, the walk decides (and fails closed)
+            return rule(w, value, path)
+        hit = _META_CACHE.get(memo_key)
+        if hit is None:
+            sub = Walker(w.key)
+            out = rule(sub, value, path)
+            hit = (pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), sub)
+            with _META_LOCK:
+                _META_CACHE[memo_key] = hit
+                while len(_META_CACHE) > _META_CACHE_SIZE:
+                    _META_CACHE.popitem(last=False)
+        blob, sub = hit
+        w.merge(sub)
+        return pickle.loads(blob)
+
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = rule.__doc__
+    return run
 
 
 def _trace_metadata(w: Walker, value: Any, path: str) -> Any:
@@ -184,6 +195,9 @@ def _auth_readiness(w: Walker, value: dict[str, Any], path: str) -> dict[str, An
         else:
             out[w.dict_key(key, path)] = w.field(key, item, sub)
     return out
+
+
+trace_metadata = memoized(_trace_metadata)
 
 
 def coercion_changes(w: Walker, value: Any, path: str) -> Any:

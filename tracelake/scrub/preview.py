@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from tracelake.scrub.keys import KeyClass, classify
@@ -59,7 +60,13 @@ def preview(w: Walker, value: Any, path: str) -> Any:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _maybe_json(text: str) -> Any:
+    """*text* parsed (or repaired, when cut) if it is JSON, else *text*.
+
+    Cached: graph-tool-call repeats the same cut preview across the events of a run. The
+    parsed value is shared between calls, so it must only be read (``_shape`` builds new
+    containers and never changes its input)."""
     body = text.rstrip("…")
     if body[:1] in "{[":
         try:
@@ -124,16 +131,18 @@ def _was_cut(original: Any, shaped: Any) -> bool:
 
 
 def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
-    if isinstance(value, str):
+    cls = value.__class__
+    if cls is str or isinstance(value, str):
         if value[:1] in "{[" and value.rstrip()[-1:] in "}]…":
             return w.json_text(value, path, limit=MAX_STR)
         return w.text(value, path, limit=MAX_STR)
-    if not isinstance(value, dict | list):
+    if not (cls is dict or cls is list or isinstance(value, dict | list)):
         return w.value(value, path)  # numbers (ints are checked), bools, None
     if depth >= MAX_DEPTH:
         return {"_keys": len(value)} if isinstance(value, dict) else {"_items": len(value)}
     if isinstance(value, list):
-        items = [_shape(w, item, f"{path}[]", depth + 1) for item in value[:MAX_ITEMS]]
+        sub = f"{path}[]"
+        items = [_shape(w, item, sub, depth + 1) for item in value[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
             items.append({"_more": len(value) - MAX_ITEMS})
         return items
@@ -142,13 +151,24 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         if i >= MAX_KEYS:
             out["_more_keys"] = len(value) - MAX_KEYS
             break
-        skey = w.dict_key(key, path)
+        skey = key if key.__class__ is str and len(key) <= 6 else w.dict_key(key, path)
         sub = f"{path}.{skey}"
-        kclass, _ = classify(key)
-        if kclass is KeyClass.PLAIN and isinstance(item, dict | list | str):
-            out[skey] = _shape(w, item, sub, depth + 1)
-        else:  # key rules decide (credential, person, pseudonym, id) or a plain scalar
-            out[skey] = _bounded(w.field(key, item, sub, depth))
+        if classify(key)[0] is KeyClass.PLAIN:
+            icls = item.__class__
+            if icls is str or icls is dict or icls is list:
+                out[skey] = _shape(w, item, sub, depth + 1)
+                continue
+            if item is None or icls is bool or icls is float:
+                out[skey] = item
+                continue
+            if icls is int:
+                out[skey] = w.number(item, sub)
+                continue
+            if isinstance(item, dict | list | str):
+                out[skey] = _shape(w, item, sub, depth + 1)
+                continue
+        # key rules decide (credential, person, pseudonym, id) or another scalar
+        out[skey] = _bounded(w.field(key, item, sub, depth))
     return out
 
 

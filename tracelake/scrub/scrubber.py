@@ -96,13 +96,15 @@ def get_scrubber(key: bytes) -> Scrubber:
 
 
 def clear_caches() -> None:
-    """Empty every per-process memo (detection results, key classes, trace_metadata).
+    """Empty every per-process memo (detection results, key classes, parsed cut previews,
+    trace_metadata).
 
     For benchmarks and tests that must measure or exercise a cold scrubber; the presidio
     engine itself stays built."""
-    from tracelake.scrub import detect, keys, policy
+    from tracelake.scrub import detect, keys, policy, preview
 
     detect.detect.cache_clear()
     keys.classify.cache_clear()
+    preview._maybe_json.cache_clear()
     with policy._META_LOCK:
         policy._META_CACHE.clear()
