@@ -64,7 +64,7 @@ def scrub(w: Walker, value: Any, path: str) -> Any:
 def drop(w: Walker, value: Any, path: str) -> Any:
     if value is None:
         return None
-    w.actions["dropped"] += 1
+    w.act("dropped")
     return {"_dropped": True, "_type": type(value).__name__}
 
 
@@ -100,7 +100,7 @@ def trace_steps(w: Walker, value: Any, path: str) -> Any:
     """Per-step summary only: id, tool, status, duration, retries, error kind."""
     if not isinstance(value, list):
         return scrub(w, value, path)
-    w.actions["summarized"] += 1
+    w.act("summarized")
     steps: list[dict[str, Any]] = []
     for step in value:
         if not isinstance(step, dict):

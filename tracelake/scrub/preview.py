@@ -40,7 +40,7 @@ def preview(w: Walker, value: Any, path: str) -> Any:
     """The stored form of an output-like field (``None`` stays ``None``)."""
     if value is None:
         return None
-    w.actions["previewed"] += 1
+    w.act("previewed")
     if isinstance(value, dict) and set(value) <= {"_preview", "_truncated"}:
         inner = value.get("_preview")
         if isinstance(inner, str):  # graph-tool-call's cut JSON text

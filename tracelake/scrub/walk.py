@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any
 
 from tracelake.errors import ScrubError
@@ -23,10 +22,6 @@ MAX_TEXT = 2000  # longer strings are scanned on a prefix and cut
 _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(?:\.\d+)?)')
 
 
-def _sorted(counts: dict[str, int]) -> dict[str, int]:
-    return counts if len(counts) < 2 else dict(sorted(counts.items()))
-
-
 class Walker:
     __slots__ = ("actions", "entities", "key", "paths")
 
@@ -34,7 +29,7 @@ class Walker:
         self.key = key
         self.entities: dict[str, int] = {}
         self.paths: dict[str, dict[str, int]] = {}
-        self.actions: Counter[str] = Counter()
+        self.actions: dict[str, int] = {}
 
     # -- report -------------------------------------------------------------------------
     def hit(self, path: str, entity: str, count: int = 1) -> None:
@@ -45,6 +40,9 @@ class Walker:
             self.paths[path] = {entity: count}
         else:
             counts[entity] = counts.get(entity, 0) + count
+
+    def act(self, action: str, count: int = 1) -> None:
+        self.actions[action] = self.actions.get(action, 0) + count
 
     def merge(self, other: Walker) -> None:
         """Add *other*'s counts (a memoized sub-walk) to this report."""
@@ -59,16 +57,14 @@ class Walker:
             else:
                 for entity, n in counts.items():
                     mine[entity] = mine.get(entity, 0) + n
-        if other.actions:
-            self.actions.update(other.actions)
+        actions = self.actions
+        for action, n in other.actions.items():
+            actions[action] = actions.get(action, 0) + n
 
     def report(self) -> dict[str, Any]:
-        # The walker is discarded after this: its dicts are handed over, sorted when needed.
-        return {
-            "entities": _sorted(self.entities),
-            "paths": {p: _sorted(self.paths[p]) for p in sorted(self.paths)},
-            "actions": dict(sorted(self.actions.items())),
-        }
+        # The walker is discarded after this: its dicts are handed over as they are (in the
+        # order the walk met them, which is deterministic for a given event).
+        return {"entities": self.entities, "paths": self.paths, "actions": self.actions}
 
     # -- scalars ------------------------------------------------------------------------
     def text(self, value: str, path: str, *, allow_secret: bool = True, limit: int = 0) -> str:
@@ -87,7 +83,7 @@ class Walker:
                 self.hit(path, entity, n)
             if len(clean) <= cut:
                 return clean
-        self.actions["truncated"] += 1
+        self.act("truncated")
         return clean[:cut] + "…"
 
     def number(self, value: int | float, path: str) -> int | float | str:
@@ -118,7 +114,7 @@ class Walker:
                 return match.group(0)
             sub = f"{path}.{key}"
             if kclass is KeyClass.PSEUDONYM:
-                self.actions["pseudonymized"] += 1
+                self.act("pseudonymized")
                 return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
             self.hit(sub, entity)
             return f'"{key}": "[{entity}]"'
@@ -135,7 +131,7 @@ class Walker:
         if isinstance(value, int):
             return self.number(value, path)
         if depth >= MAX_DEPTH:
-            self.actions["depth_cut"] += 1
+            self.act("depth_cut")
             return "[DEPTH_LIMIT]"
         if isinstance(value, dict):
             out: dict[str, Any] = {}
@@ -168,11 +164,11 @@ class Walker:
             return self.value(value, path, depth + 1)
         if kclass is KeyClass.PSEUDONYM:
             if isinstance(value, str | int | float):
-                self.actions["pseudonymized"] += 1
+                self.act("pseudonymized")
                 return pseudonymize(self.key, value)
             return self.value(value, path, depth + 1)
         if kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value):
             return value  # {"name": "lookup_customer"} names a tool, not a person
         self.hit(path, entity)
-        self.actions["dropped" if kclass is KeyClass.CREDENTIAL else "redacted"] += 1
+        self.act("dropped" if kclass is KeyClass.CREDENTIAL else "redacted")
         return f"[{entity}]"
