@@ -391,7 +391,25 @@ def _state() -> tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]]:
                             _Compiled(recognizer, pattern) for pattern in patterns
                         )
                 _ENGINE = (analyzer, by_entity, compiled)
+                _warm_up(by_entity, compiled)
     return _ENGINE
+
+
+# One text per lazily loaded resource: phonenumbers loads each region's metadata on first
+# use and tldextract its public-suffix snapshot on the first e-mail validated. Loading them
+# here, with the engine, keeps that one-time cost (and the full garbage collection its many
+# new long-lived objects trigger) out of the first events scrubbed.
+_WARM_UP = (
+    "mail kim.minjun@example.co.kr, tel +82 2-312-3456, +1 415 555 0100, +44 20 7946 0958, "
+    "+49 30 901820, +91 98765 43210, +61 2 9374 4000, +33 1 42 68 53 00, +81 3-1234-5678, "
+    "+86 10 1234 5678, +972 2 123 4567, +55 11 91234 5678, 203.0.113.7, 2001:db8::1, "
+    "4111 1111 1111 1111, 841217-1518843, 123-45-67890, 11-17-174133-01"
+)
+
+
+def _warm_up(by_entity: dict[str, list[Any]], compiled: dict[str, list[_Compiled]]) -> None:
+    entities = sorted({*by_entity, *compiled} - HANGUL_ENTITIES)
+    _run(_WARM_UP, entities, by_entity, compiled, _WARM_UP)
 
 
 HANGUL_ENTITIES = frozenset({"KR_NAME", "KR_ADDRESS"})
