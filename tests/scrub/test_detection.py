@@ -30,6 +30,9 @@ from tracelake.scrub.preview import repair_cut_json
         ("결제 재시도 요청: 조현우, 카드 확인", "KR_NAME"),
         ("no shipment for 최수아 at the address", "KR_NAME"),
         ("이민준", "KR_NAME"),
+        ("김민수가 어제 주문했습니다", "KR_NAME"),
+        ("홍길동이 주문", "KR_NAME"),
+        ("신규 회원 이민준의 요청", "KR_NAME"),
     ],
 )
 def test_found(scrubber: Scrubber, text: str, entity: str) -> None:
@@ -44,6 +47,9 @@ def test_found(scrubber: Scrubber, text: str, entity: str) -> None:
         "정수기 필터 교체 요청",
         "오늘 이어폰 주문",
         "한라봉 선물세트",
+        "이번 주문은 한라봉 선물세트입니다",
+        "오늘 이어폰을 주문했습니다",
+        "장소가 변경되었습니다",
         "주문 ORD-20260725-0001 배송 조회",
         "ORD-123-456-7890",
         "2026-07-25T10:15:00+09:00",

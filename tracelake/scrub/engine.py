@@ -158,14 +158,30 @@ NAME_STOPWORDS = frozenset(
         "지번주",
         "도로명",
         "전송을",
+        "이미지",
+        "강아지",
+        "이상한",
+        "이름을",
+        "이름이",
     ]
 )
 # Without a NER model a 3-syllable Hangul token starting with a surname syllable is as often
-# an ordinary word (이어폰, 정수기, 고구마) as a name. It is taken for a name only in context:
-# an honorific or address term follows (최수아님, 홍길동 고객), a person-data word precedes
-# it closely (수령인 김민수, 이름: 박서준), it is the value after a label's colon
-# ("실명확인: 신시우, ..."), or it stands alone among non-Hangul text (the
-# whole value, or "no shipment for 최수아 010-..."), where an ordinary Korean word is rare.
+# an ordinary word (이어폰, 정수기, 고구마) as a name. It is taken for a name when the context
+# says so: an honorific or address term follows (최수아님, 홍길동 고객), a person-data word or
+# a label's colon precedes it closely (수령인 김민수, 이름: 박서준, "실명확인: 신시우, ..."), or
+# it stands alone among non-Hangul text (the whole value, "no shipment for 최수아 010-...").
+# Inside Korean prose ("김민수가 주문했습니다") it is a name only if both syllables after the
+# surname are common given-name syllables: 민수 is, 어폰, 수기 and 문은 are not.
+# Common syllables of given names, first and second position. Particles that end ordinary
+# "noun + particle" tokens (가, 도, 를, 의, 로, 이) are not second syllables here; 은 is (다은, 하은).
+_GIVEN_FIRST = frozenset(
+    "민준서연도윤하은지호수아예현우채원시다주진영정성훈희경혜석태재동유승혁빈나린소미선인상"
+    "철환규찬형욱범종건가보라명병학효길"
+)
+_GIVEN_SECOND = frozenset(
+    "민준서연윤은호수아우원현진영희경혜석훈빈린율결온솔별름숙순철환규찬형욱범식용택종건성혁"
+    "재주정하나미선인상한람슬래지리라동"
+)
 _NAME_AFTER = re.compile(r"\s?(?:님|씨|고객|께|에게|회원|귀하|선생|고객님)")
 _NAME_BEFORE = re.compile(
     r"(?:고객|수령인|수령자|수신인|받는\s?분|보내는\s?분|주문자|예금주|명의자?|회원|담당자|"
@@ -182,9 +198,11 @@ def name_in_context(text: str, start: int, end: int) -> bool:
         return True
     before = text[:start].rstrip().rsplit(None, 1)
     after = text[end:].lstrip().split(None, 1)
-    return not (
+    if not (
         (before and _HANGUL_CHAR.search(before[-1])) or (after and _HANGUL_CHAR.search(after[0]))
-    )
+    ):
+        return True
+    return text[start + 1] in _GIVEN_FIRST and text[start + 2] in _GIVEN_SECOND
 
 
 # Final syllables of place names (연수구, 강남구, 수원시, ...), which are not given names.
