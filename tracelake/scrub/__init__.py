@@ -4,6 +4,7 @@
     out = get_scrubber(key).scrub_event("graph_tool_call", event["type"], event)
     out.payload   # a new JSON-compatible dict, safe to store
     out.report    # {"entities": {...}, "paths": {...}, "actions": {...}}: counts only
+    outs = get_scrubber(key).scrub_events([(source, event_type, event), ...])  # a batch
 
 Modules: ``keys`` (key rules), ``detect`` (prefilter + cache), ``engine`` (presidio, offline),
 ``walk`` (recursive scrub + report), ``preview``, ``policy`` (field rules), ``sources``

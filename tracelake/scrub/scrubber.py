@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,24 @@ class Scrubber:
             ) from None
         return ScrubbedEvent(payload=payload, report=report)
 
+    def scrub_events(
+        self, items: Sequence[tuple[str, str, dict[str, Any]]]
+    ) -> list[ScrubbedEvent | ScrubError]:
+        """Scrub many ``(source, event_type, event)`` items, in order, in this process.
+
+        Each result is the :class:`ScrubbedEvent` or, for an event that failed, its
+        :class:`ScrubError` (the caller stores a minimal record for it): one bad event does
+        not stop the batch. A process pool was measured for large batches on the 2-CPU
+        machine and lost (see BENCHMARKS.md), so there is none.
+        """
+        out: list[ScrubbedEvent | ScrubError] = []
+        for source, event_type, event in items:
+            try:
+                out.append(self.scrub_event(source, event_type, event))
+            except ScrubError as exc:
+                out.append(exc)
+        return out
+
     def scrub_text(self, text: str, max_len: int = 500) -> str:
         """Scrubbed, cut text for error messages, quarantine details and log lines."""
         try:
@@ -74,3 +93,18 @@ def get_scrubber(key: bytes) -> Scrubber:
         with _LOCK:
             scrubber = _SCRUBBERS.setdefault(key, Scrubber(key))
     return scrubber
+
+
+def clear_caches() -> None:
+    """Empty every per-process memo (detection results, key classes, parsed cut previews,
+    trace_metadata).
+
+    For benchmarks and tests that must measure or exercise a cold scrubber; the presidio
+    engine itself stays built."""
+    from tracelake.scrub import detect, keys, policy, preview
+
+    detect.detect.cache_clear()
+    keys.classify.cache_clear()
+    preview._maybe_json.cache_clear()
+    with policy._META_LOCK:
+        policy._META_CACHE.clear()

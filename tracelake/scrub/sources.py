@@ -67,7 +67,7 @@ def _text(limit: int) -> p.Rule:
 
 def _length_only(w: Walker, value: Any, path: str) -> Any:
     if isinstance(value, str):
-        w.actions["length_only"] += 1
+        w.act("length_only")
         return {"_chars": len(value)}
     return w.value(value, path)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any
 
 from tracelake.errors import ScrubError
@@ -24,43 +23,68 @@ _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(
 
 
 class Walker:
+    __slots__ = ("actions", "entities", "key", "paths")
+
     def __init__(self, key: bytes) -> None:
         self.key = key
-        self.entities: Counter[str] = Counter()
-        self.paths: dict[str, Counter[str]] = {}
-        self.actions: Counter[str] = Counter()
+        self.entities: dict[str, int] = {}
+        self.paths: dict[str, dict[str, int]] = {}
+        self.actions: dict[str, int] = {}
 
     # -- report -------------------------------------------------------------------------
     def hit(self, path: str, entity: str, count: int = 1) -> None:
-        self.entities[entity] += count
-        self.paths.setdefault(path, Counter())[entity] += count
+        entities = self.entities
+        entities[entity] = entities.get(entity, 0) + count
+        counts = self.paths.get(path)
+        if counts is None:
+            self.paths[path] = {entity: count}
+        else:
+            counts[entity] = counts.get(entity, 0) + count
+
+    def act(self, action: str, count: int = 1) -> None:
+        self.actions[action] = self.actions.get(action, 0) + count
 
     def merge(self, other: Walker) -> None:
         """Add *other*'s counts (a memoized sub-walk) to this report."""
-        self.entities.update(other.entities)
+        entities = self.entities
+        for entity, n in other.entities.items():
+            entities[entity] = entities.get(entity, 0) + n
+        paths = self.paths
         for path, counts in other.paths.items():
-            self.paths.setdefault(path, Counter()).update(counts)
-        self.actions.update(other.actions)
+            mine = paths.get(path)
+            if mine is None:
+                paths[path] = dict(counts)
+            else:
+                for entity, n in counts.items():
+                    mine[entity] = mine.get(entity, 0) + n
+        actions = self.actions
+        for action, n in other.actions.items():
+            actions[action] = actions.get(action, 0) + n
 
     def report(self) -> dict[str, Any]:
-        return {
-            "entities": dict(sorted(self.entities.items())),
-            "paths": {p: dict(sorted(c.items())) for p, c in sorted(self.paths.items())},
-            "actions": dict(sorted(self.actions.items())),
-        }
+        # The walker is discarded after this: its dicts are handed over as they are (in the
+        # order the walk met them, which is deterministic for a given event).
+        return {"entities": self.entities, "paths": self.paths, "actions": self.actions}
 
     # -- scalars ------------------------------------------------------------------------
     def text(self, value: str, path: str, *, allow_secret: bool = True, limit: int = 0) -> str:
         """Scrubbed *value*; with *limit*, cut to that many characters after scanning."""
         cut = limit or MAX_TEXT
-        scan = value if len(value) <= cut + 128 else value[: cut + 128]
-        clean, counts = detect(scan, allow_secret)
-        for entity, n in counts:
-            self.hit(path, entity, n)
-        if len(clean) > cut:
-            self.actions["truncated"] += 1
-            return clean[:cut] + "…"
-        return clean
+        if len(value) <= cut:  # the common case: nothing to cut
+            clean, counts = detect(value, allow_secret)
+            for entity, n in counts:
+                self.hit(path, entity, n)
+            if len(clean) <= cut:
+                return clean
+        else:
+            scan = value if len(value) <= cut + 128 else value[: cut + 128]
+            clean, counts = detect(scan, allow_secret)
+            for entity, n in counts:
+                self.hit(path, entity, n)
+            if len(clean) <= cut:
+                return clean
+        self.act("truncated")
+        return clean[:cut] + "…"
 
     def number(self, value: int | float, path: str) -> int | float | str:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -90,7 +114,7 @@ class Walker:
                 return match.group(0)
             sub = f"{path}.{key}"
             if kclass is KeyClass.PSEUDONYM:
-                self.actions["pseudonymized"] += 1
+                self.act("pseudonymized")
                 return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
             self.hit(sub, entity)
             return f'"{key}": "[{entity}]"'
@@ -107,7 +131,7 @@ class Walker:
         if isinstance(value, int):
             return self.number(value, path)
         if depth >= MAX_DEPTH:
-            self.actions["depth_cut"] += 1
+            self.act("depth_cut")
             return "[DEPTH_LIMIT]"
         if isinstance(value, dict):
             out: dict[str, Any] = {}
@@ -121,6 +145,8 @@ class Walker:
         raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
 
     def dict_key(self, key: Any, path: str) -> str:
+        if key.__class__ is str and len(key) <= 6:
+            return key
         if not isinstance(key, str):
             raise ScrubError(f"not JSON-compatible: a {type(key).__name__} key at {path}")
         return self.text(key, path + ".<key>", limit=200) if len(key) > 6 else key
@@ -138,11 +164,11 @@ class Walker:
             return self.value(value, path, depth + 1)
         if kclass is KeyClass.PSEUDONYM:
             if isinstance(value, str | int | float):
-                self.actions["pseudonymized"] += 1
+                self.act("pseudonymized")
                 return pseudonymize(self.key, value)
             return self.value(value, path, depth + 1)
         if kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value):
             return value  # {"name": "lookup_customer"} names a tool, not a person
         self.hit(path, entity)
-        self.actions["dropped" if kclass is KeyClass.CREDENTIAL else "redacted"] += 1
+        self.act("dropped" if kclass is KeyClass.CREDENTIAL else "redacted")
         return f"[{entity}]"
