@@ -32,7 +32,28 @@ def to_jsonable(obj: Any, max_depth: int) -> JSONValue:
     return _walk(obj, max_depth, 0)
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
+    kind = type(obj)
+    if kind in _SCALARS:  # the common cases first, without ABC isinstance checks
+        return obj
+    if kind is dict:
+        if depth >= max_depth:
+            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+        return {str(k): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
+    if kind is list:
+        if depth >= max_depth:
+            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+        return [_walk(v, max_depth, depth + 1) for v in obj]
+    if hasattr(kind, "__dataclass_fields__") and not isinstance(obj, type):
+        if depth >= max_depth:
+            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+        return {
+            f.name: _walk(getattr(obj, f.name), max_depth, depth + 1)
+            for f in dataclasses.fields(obj)
+        }
     if obj is None or isinstance(obj, (bool, int, str)):
         if isinstance(obj, int) and not isinstance(obj, bool) and type(obj) is not int:
             return int(obj)  # IntEnum and friends
@@ -45,11 +66,6 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
         return {str(k): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
         return [_walk(v, max_depth, depth + 1) for v in obj]
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {
-            f.name: _walk(getattr(obj, f.name), max_depth, depth + 1)
-            for f in dataclasses.fields(obj)
-        }
     to_dict = getattr(obj, "to_dict", None)
     if callable(to_dict):
         return _walk(to_dict(), max_depth, depth)
