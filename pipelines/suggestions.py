@@ -112,7 +112,7 @@ def attempts(records: pl.LazyFrame) -> pl.LazyFrame:
     targets = pl.concat_list(pl.col("selected_target"), pl.col("plan_tools")).list.drop_nulls()
     return (
         records.select(*SCOPE, "run_id", "success", "finished_at", target=targets.list.unique())
-        .explode("target")
+        .explode("target", empty_as_null=False)
         .filter(pl.col("target").is_not_null())
     )
 
