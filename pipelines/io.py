@@ -8,14 +8,17 @@ a file. JSON columns are read as text (``CAST(... AS TEXT)``) and decoded by the
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from tracelake.store import schema
 from tracelake.store.engine import translate_errors
 from tracelake.store.schema import (
     binding_repair_evidence,
@@ -158,3 +161,89 @@ def read_current_suggestions(engine: Engine, collection: str | None = None) -> p
     }
     frames = list(_chunks(engine, query, schema, CHUNK))
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+# --- the Parquet lake ---------------------------------------------------------------------
+
+WATERMARKS = "_watermarks.json"
+
+
+def read_watermarks(root: Path) -> dict[str, int]:
+    path = root / WATERMARKS
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {str(k): int(v) for k, v in data.items()}
+
+
+def write_watermarks(root: Path, marks: dict[str, int]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / (WATERMARKS + ".tmp")
+    tmp.write_text(json.dumps(marks, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, root / WATERMARKS)
+
+
+def read_table_range(
+    engine: Engine, table: str, lower: int, upper: int, size: int = CHUNK
+) -> Iterator[tuple[pl.DataFrame, str]]:
+    """Rows of a table (or the log) with position in ``(lower, upper]``, JSON as text."""
+    if table in ("events", "suggestion_decisions"):
+        source = schema.events
+        where = source.c.position > lower, source.c.position <= upper
+        is_decision = source.c.source == "tracelake"
+        query = sa.select(*_as_text(source)).where(
+            *where, is_decision if table == "suggestion_decisions" else sa.true()
+        )
+        time_column = "recorded_at"
+    elif table == "learning_records":
+        lr_, runs = schema.learning_records, schema.runs
+        query = (
+            sa.select(*_as_text(lr_), runs.c.last_position.label("position"))
+            .join_from(lr_, runs, lr_.c.run_id == runs.c.run_id)
+            .where(runs.c.last_position > lower, runs.c.last_position <= upper)
+        )
+        time_column = "finished_at"
+    else:
+        source = schema.metadata.tables[table]
+        query = sa.select(*_as_text(source)).where(
+            source.c.position > lower, source.c.position <= upper
+        )
+        if "recorded_at" not in source.c:  # tool_calls: the time of the event it comes from
+            ev = schema.events
+            query = query.add_columns(ev.c.recorded_at).join_from(
+                source, ev, source.c.position == ev.c.position
+            )
+        time_column = "recorded_at"
+    overrides: dict[str, pl.DataType] = {}
+    for frame in _chunks(engine, query.order_by(query.selected_columns.position), overrides, size):
+        if frame.height:
+            yield _utc_all(frame), time_column
+
+
+def _as_text(table: sa.Table) -> list[sa.ColumnElement[Any]]:
+    return [
+        sa.cast(c, sa.Text).label(c.name) if isinstance(c.type, schema.JSONDocument) else c
+        for c in table.columns
+    ]
+
+
+def _utc_all(frame: pl.DataFrame) -> pl.DataFrame:
+    fixes = [
+        pl.col(n).dt.replace_time_zone("UTC")
+        if t == pl.Datetime("us") or t == pl.Datetime("ns")
+        else pl.col(n).dt.convert_time_zone("UTC")
+        for n, t in frame.schema.items()
+        if isinstance(t, pl.Datetime)
+    ]
+    return frame.with_columns(fixes) if fixes else frame
+
+
+def write_partitions(frame: pl.DataFrame, root: Path, part: str) -> int:
+    """One file per (collection, date) partition; the partition values live in the path."""
+    written = 0
+    for (collection, date), group in frame.group_by(["collection", "date"], maintain_order=True):
+        folder = root / f"collection={collection}" / f"date={date}"
+        folder.mkdir(parents=True, exist_ok=True)
+        group.drop("collection", "date").write_parquet(folder / f"part-{part}.parquet")
+        written += 1
+    return written
