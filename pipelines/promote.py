@@ -29,7 +29,7 @@ DECISION_KEYS = ("status", "decided_by", "decision_reason")
 
 
 def _merge(state: pl.DataFrame | None, part: pl.LazyFrame) -> pl.LazyFrame:
-    return part if state is None else pl.concat([state.lazy(), part], how="vertical_relaxed")
+    return part if state is None else pl.concat([state.lazy(), part], how="diagonal_relaxed")
 
 
 def derive(

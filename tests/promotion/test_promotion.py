@@ -227,3 +227,19 @@ def test_export_learning_round_trip_with_the_real_library(store: Store) -> None:
     assert scores(query, "shadow")["getShipment"] > 0.5
     # and nothing for a query of another family
     assert scores("고객 정보 조회", "shadow") == {c["name"]: 0.5 for c in candidates}
+
+
+def test_any_chunking_gives_the_same_suggestions(store: Store) -> None:
+    add_runs(store, "orders-api", ["order_detail", "shipment", "timeout", "coerced"] * 2, "a")
+    add_runs(store, "claims-api", ["binding_repaired", "order_detail", "binding_missing"], "b")
+    ProjectionEngine(store).catch_up()
+
+    def derived(size: int) -> list[dict[str, Any]]:
+        evidence = {k: job.io.read_evidence(store.engine, k, size=size) for k in job.EVIDENCE_KINDS}
+        frame = job.derive(
+            job.io.read_learning_records(store.engine, size=size), evidence, Policy()
+        )
+        return list(job.documents(frame, Policy()))
+
+    whole = derived(100_000)
+    assert whole and derived(1) == whole and derived(3) == whole
