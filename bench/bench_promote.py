@@ -4,7 +4,7 @@
 
 Records are generated with polars straight into a Parquet file (not the database: inserting
 1M rows would time the database, not the job), in the learning_records columns: 20
-collections x 500 query families, 6 tools, ~20% failures, finish times over 30 days. The job
+collections x 50 query families, 6 tools, ~20% failures, finish times over 30 days. The job
 reads the file in chunks (``pipelines.io.scan_learning_parquet``) and folds them through the
 same transforms ``tracelake promote`` uses (``pipelines.promote.derive``: suggestions + policy).
 
@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+FAMILIES = 50  # per collection; with 20 collections and 6 tools: 6,000 windows of 50
 TOOLS = [
     "searchOrders",
     "getOrderDetail",
@@ -42,15 +43,15 @@ def generate(n: int, path: Path) -> None:
 
     from pipelines.suggestions import stable_hash
 
-    families = [f"family {i} 조회" for i in range(500)]
-    fps = pl.DataFrame({"f": range(500), "query_family": families}).with_columns(
+    families = [f"family {i} 조회" for i in range(FAMILIES)]
+    fps = pl.DataFrame({"f": range(FAMILIES), "query_family": families}).with_columns(
         query_fingerprint=pl.Series([stable_hash(f) for f in families])
     )
     i = pl.int_range(0, n, eager=True)
     frame = pl.select(
         run_id=pl.format("run-{}", i),
         collection_id=pl.format("coll-{}", i % 20),
-        f=(i * 7919) % 500,
+        f=(i * 7919) % FAMILIES,
         t=(i * 31) % len(TOOLS),
         success=(i * 13) % 10 >= 2,
         finished_at=pl.lit("2026-11-01T00:00:00").str.to_datetime(time_zone="UTC")
@@ -98,14 +99,19 @@ def main() -> None:
     parser.add_argument("--sizes", default="250000,1000000")
     parser.add_argument("--chunk", type=int, default=100_000)
     parser.add_argument("--child", nargs=2)
+    parser.add_argument("--generate", nargs=2)
     args = parser.parse_args()
+    if args.generate:
+        generate(int(args.generate[0]), Path(args.generate[1]))
+        return
     if args.child:
         child(args.child[0], args.chunk, args.child[1])
         return
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
             path = Path(tmp) / f"records-{n}.parquet"
-            generate(n, path)
+            # generated in a subprocess too: Linux carries a parent's peak RSS into its children
+            subprocess.run([sys.executable, __file__, "--generate", str(n), str(path)], check=True)
             size_mb = path.stat().st_size / 1e6
             results = {}
             for mode in ("baseline", "job"):
