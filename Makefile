@@ -30,6 +30,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_append.py
+	$(BIN)/python bench/bench_promote.py
 
 clean:
 	rm -rf $(VENV) tracelake.db tracelake.db-* tracelake.db.pseudonym.key

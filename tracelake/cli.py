@@ -30,6 +30,10 @@ spool_app = typer.Typer(no_args_is_help=True, help="The sink's on-disk spool.")
 app.add_typer(db_app, name="db")
 app.add_typer(runs_app, name="runs")
 app.add_typer(spool_app, name="spool")
+suggestions_app = typer.Typer(no_args_is_help=True, help="Suggestions and operator decisions.")
+export_app = typer.Typer(no_args_is_help=True, help="Exports: learning block, Parquet lake.")
+app.add_typer(suggestions_app, name="suggestions")
+app.add_typer(export_app, name="export")
 
 out = Console()
 err = Console(stderr=True)
@@ -343,6 +347,209 @@ def spool_drain(
         f"replayed {done.segments} segment(s): {done.appended} events appended, "
         f"{done.duplicates} already stored, {done.quarantined} quarantined"
     )
+
+
+@app.command()
+def promote(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would change; append nothing")
+    ] = False,
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help="JSON policy file (graph-tool-call keys)")
+    ] = None,
+    collection: Annotated[str | None, typer.Option("--collection", help="Only this one")] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Derive suggestions from the learning records and apply the promotion policy.
+
+    Every status change is appended to the log as an event; a second run changes nothing.
+    """
+    from pipelines import promote as job
+    from pipelines.policy import load_policy
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    chosen = load_policy(policy)
+    store = open_store(_settings(database_url).database_url)
+    try:
+        ensure_schema(store)
+        report = job.run(store, chosen, collection=collection, dry_run=dry_run)
+    finally:
+        store.dispose()
+    title = "would change (dry run)" if dry_run else "changed"
+    table = Table("suggestion", "type", "collection", "target", "from", "to", "why", title=title)
+    for d in report.decisions:
+        doc = d.suggestion
+        table.add_row(
+            d.suggestion_id, doc["type"], doc["collection_id"], str(doc.get("target") or ""),
+            d.from_status or "-", d.to_status, d.reason,
+        )  # fmt: skip
+    if report.decisions:
+        out.print(table)
+    changes = ", ".join(f"{k}: {v}" for k, v in report.changes.items()) or "nothing to change"
+    out.print(f"{report.derived} suggestion(s) derived with {chosen.label}; {changes}")
+    if not dry_run and report.decisions:
+        out.print(
+            f"appended {report.appended} decision event(s), {report.duplicates} already there"
+        )
+    if report.conflicts:
+        err.print(
+            f"[yellow]{report.conflicts} decision(s) lost a race with another decision[/]; "
+            "run `tracelake promote` again"
+        )
+        raise typer.Exit(1)
+
+
+@suggestions_app.command("list")
+def suggestions_list(
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array of suggestions")] = False,
+    collection: Annotated[str | None, typer.Option("--collection")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="suggested|promotable|promoted|rejected")
+    ] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Suggestions in graph-tool-call's shape, newest evidence first."""
+    from tracelake.promotion import suggestions as sug
+
+    store = _open(database_url)
+    try:
+        sug.catch_up(store)
+        docs = sug.list_suggestions(store, collection=collection, status=status)
+    finally:
+        store.dispose()
+    if as_json:
+        sys.stdout.write(json.dumps(docs, ensure_ascii=False, indent=2) + "\n")
+        return
+    table = Table("id", "type", "collection", "family", "target", "status", "obs", "failures")
+    for d in docs:
+        table.add_row(
+            d["id"], d["type"], d["collection_id"], str(d.get("query_family") or ""),
+            str(d.get("target") or ""), d["status"], str(d["observations"]),
+            str(d["prior_failure_count"]),
+        )  # fmt: skip
+    out.print(table)
+
+
+@suggestions_app.command("show")
+def suggestions_show(
+    suggestion_id: str,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON")] = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """One suggestion and its history (replayed from the log)."""
+    from tracelake.promotion import suggestions as sug
+
+    store = _open(database_url)
+    try:
+        sug.catch_up(store)
+        doc = sug.get(store, suggestion_id).document
+        events = sug.history(store, suggestion_id)
+    finally:
+        store.dispose()
+    if as_json:
+        sys.stdout.write(
+            json.dumps({"suggestion": doc, "history": events}, ensure_ascii=False, indent=2) + "\n"
+        )
+        return
+    out.print_json(json.dumps(doc, ensure_ascii=False))
+    table = Table("seq", "recorded_at", "event", "from", "to", "by", "reason", title="history")
+    for h in events:
+        table.add_row(
+            str(h["seq"]), h["recorded_at"], h["type"], str(h["from_status"] or "-"),
+            str(h["to_status"]), str(h["decided_by"]), str(h["reason"]),
+        )  # fmt: skip
+    out.print(table)
+
+
+@suggestions_app.command("approve")
+def suggestions_approve(
+    suggestion_id: str,
+    by: Annotated[str, typer.Option("--by", help="Who approves (scrubbed before storing)")] = (
+        "operator"
+    ),
+    reason: Annotated[str, typer.Option("--reason")] = "approved by an operator",
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Promote a suggestion (an event in the log). A rejected one cannot be promoted."""
+    _decide(database_url, suggestion_id, "promoted", by, reason)
+
+
+@suggestions_app.command("reject")
+def suggestions_reject(
+    suggestion_id: str,
+    reason: Annotated[str, typer.Option("--reason", help="Why (scrubbed before storing)")],
+    by: Annotated[str, typer.Option("--by", help="Who rejects")] = "operator",
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Reject a suggestion: the policy never promotes it afterwards."""
+    _decide(database_url, suggestion_id, "rejected", by, reason)
+
+
+def _open(database_url: str | None) -> Any:
+    from tracelake.store import open_store
+    from tracelake.wiring import ensure_schema
+
+    store = open_store(_settings(database_url).database_url)
+    ensure_schema(store)
+    return store
+
+
+def _decide(
+    database_url: str | None, suggestion_id: str, status: str, by: str, reason: str
+) -> None:
+    from tracelake.promotion import suggestions as sug
+    from tracelake.wiring import open_components
+
+    parts = open_components(_settings(database_url))
+    try:
+        doc = sug.decide(parts.store, parts.scrubber, suggestion_id, status, by, reason)
+    finally:
+        parts.store.dispose()
+    out.print(f"{suggestion_id}: [bold]{doc['status']}[/] (by {doc.get('decided_by')})")
+
+
+@export_app.command("learning")
+def export_learning(
+    collection: Annotated[str, typer.Option("--collection", help="The collection id")],
+    policy: Annotated[Path | None, typer.Option("--policy", help="JSON policy file")] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """graph-tool-call's learning block for one collection, as JSON on stdout."""
+    from pipelines.policy import load_policy
+    from tracelake.promotion import suggestions as sug
+
+    store = _open(database_url)
+    try:
+        sug.catch_up(store)
+        block = sug.learning_block(store, collection, load_policy(policy).learning_block())
+    finally:
+        store.dispose()
+    sys.stdout.write(json.dumps(block, ensure_ascii=False, indent=2) + "\n")
+
+
+@export_app.command("parquet")
+def export_parquet(
+    directory: Annotated[Path, typer.Argument(help="The lake's root folder")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Scrubbed events and derived tables as Hive-partitioned Parquet (collection, date).
+
+    Incremental: a watermark per table in DIR/_watermarks.json; a second run adds only what
+    is new.
+    """
+    from pipelines.lake import export
+
+    store = _open(database_url)
+    try:
+        report = export(store, directory)
+    finally:
+        store.dispose()
+    table = Table("table", "new rows", "watermark", title=str(directory))
+    for name, rows in report.rows.items():
+        table.add_row(name, str(rows), str(report.watermarks.get(name, 0)))
+    out.print(table)
+    out.print(f"wrote {report.files} file(s)")
 
 
 def main() -> None:

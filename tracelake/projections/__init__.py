@@ -13,9 +13,11 @@ from tracelake.projections.engine import CatchUp, Projection, ProjectionEngine
 def default_projections() -> list[Projection]:
     from tracelake.projections.binding_repair_evidence import BindingRepairEvidenceProjection
     from tracelake.projections.coercion_evidence import CoercionEvidenceProjection
+    from tracelake.projections.data_flow_evidence import DataFlowEvidenceProjection
     from tracelake.projections.failure_taxonomy import FailureTaxonomyProjection
     from tracelake.projections.learning_records import LearningRecordsProjection
     from tracelake.projections.runs import RunsProjection
+    from tracelake.projections.suggestions import SuggestionsProjection
     from tracelake.projections.tool_calls import ToolCallsProjection
 
     return [
@@ -25,6 +27,8 @@ def default_projections() -> list[Projection]:
         ToolCallsProjection(),
         BindingRepairEvidenceProjection(),
         CoercionEvidenceProjection(),
+        DataFlowEvidenceProjection(),
+        SuggestionsProjection(),
     ]
 
 

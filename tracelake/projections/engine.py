@@ -39,6 +39,9 @@ from tracelake.store.records import StoredEvent
 from tracelake.store.schema import projection_checkpoints as checkpoints
 
 DEFAULT_BATCH = 2000
+# tracelake's own decision events (promotion: ``suggestion.*``, run id ``suggestion:<id>``) live
+# in the same log; they are not runner runs, so only projections that ask for them see them.
+DECISIONS_SOURCE = "tracelake"
 
 
 class Projection(ABC):
@@ -50,6 +53,10 @@ class Projection(ABC):
     @abstractmethod
     def apply(self, conn: Connection, runs: Sequence[RunFold]) -> None:
         """Replace the rows of these runs (each folded from its whole stored prefix)."""
+
+    def accepts(self, run: RunFold) -> bool:
+        """Which runs this projection sees: runner runs, unless it says otherwise."""
+        return run.source != DECISIONS_SOURCE
 
     def reset(self, conn: Connection) -> None:
         for table in reversed(self.tables):
@@ -147,7 +154,7 @@ class ProjectionEngine:
             high = batch[-1].position
             runs = self._fold(batch, low)
             for p in active:
-                p.apply(conn, runs)
+                p.apply(conn, [r for r in runs if p.accepts(r)])
                 self._save(conn, p.name, high)
             return len(batch)
 

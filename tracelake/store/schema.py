@@ -264,3 +264,47 @@ coercion_evidence = Table(
     Index(None, "run_id"),
     Index(None, "tool", "field_name"),
 )
+
+# --- Promotion (issue 6) ---------------------------------------------------------------------
+
+data_flow_evidence = Table(
+    "data_flow_evidence",
+    metadata,
+    # One row per observed field flow into a step's argument: the argument's value was seen in
+    # an earlier step's output (``via`` = "value") or a binding was repaired to it ("repair").
+    Column("position", Position, primary_key=True, autoincrement=False),  # the step.started
+    Column("to_field", Text, primary_key=True),
+    Column("run_id", Text, nullable=False),
+    Column("collection_id", Text, nullable=True),
+    Column("source_step", Text, nullable=False),
+    Column("source_tool", Text, nullable=False),
+    Column("from_path", Text, nullable=False),
+    Column("target_step", Text, nullable=False),
+    Column("target_tool", Text, nullable=False),
+    Column("via", Text, nullable=False),
+    Column("recorded_at", Timestamp, nullable=False),
+    Index(None, "run_id"),
+)
+
+suggestions = Table(
+    "suggestions",
+    metadata,
+    # The current state of each suggestion, projected from its ``suggestion.*`` events (run id
+    # ``suggestion:<id>``): every event carries the suggestion as it is after the event.
+    Column("id", Text, primary_key=True),
+    Column("type", Text, nullable=False),
+    Column("collection_id", Text, nullable=False),
+    Column("query_family", Text, nullable=True),
+    Column("query_fingerprint", Text, nullable=True),
+    Column("target", Text, nullable=True),
+    Column("status", Text, nullable=False),
+    Column("observations", Integer, nullable=False),
+    Column("prior_failure_count", Integer, nullable=False),
+    Column("document", JSONDocument, nullable=False),  # the whole suggestion object
+    Column("version", Integer, nullable=False),  # events in its history
+    Column("decided_by", Text, nullable=True),  # who/which policy made the last status change
+    Column("reason", Text, nullable=True),
+    Column("updated_at", Timestamp, nullable=False),
+    Column("last_position", BigInteger, nullable=False),
+    Index(None, "collection_id", "status"),
+)

@@ -1,0 +1,249 @@
+"""The only I/O of the batch jobs: the store (through SQL) and Parquet files, as polars frames.
+
+Reads stream in chunks (``pl.read_database(..., iter_batches=True)`` on a SQLAlchemy
+connection; ``LazyFrame.collect_batches`` for Parquet), so a job never holds a whole table;
+the transforms in ``pipelines.suggestions`` and ``pipelines.policy`` never touch a database or
+a file. JSON columns are read as text (``CAST(... AS TEXT)``) and decoded by the transforms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from tracelake.store import schema
+from tracelake.store.engine import translate_errors
+from tracelake.store.schema import (
+    binding_repair_evidence,
+    coercion_evidence,
+    data_flow_evidence,
+    learning_records,
+    suggestions,
+)
+
+CHUNK = 100_000
+lr = learning_records
+
+RECORD_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "collection_id": pl.String(),
+    "query_family": pl.String(),
+    "query_fingerprint": pl.String(),
+    "selected_target": pl.String(),
+    "plan_tools": pl.String(),  # JSON text; decoded by suggestions.normalize_records
+    "success": pl.Boolean(),
+    "finished_at": pl.Datetime("us", "UTC"),
+}
+_SCOPE = (lr.c.query_family, lr.c.query_fingerprint, lr.c.success, lr.c.finished_at)
+
+
+def _text(column: sa.ColumnElement[object]) -> sa.ColumnElement[str]:
+    return sa.cast(column, sa.Text)
+
+
+def _where(
+    query: sa.Select[tuple[object, ...]], collection: str | None
+) -> sa.Select[tuple[object, ...]]:
+    if collection is None:
+        return query
+    return query.where(sa.func.coalesce(lr.c.collection_id, "") == collection)
+
+
+def _chunks(
+    engine: Engine, query: sa.Select[tuple[object, ...]], schema: dict[str, pl.DataType], size: int
+) -> Iterator[pl.DataFrame]:
+    with translate_errors("read for the promotion job"), engine.connect() as conn:
+        frames = pl.read_database(
+            query,
+            conn.execution_options(stream_results=True),
+            iter_batches=True,
+            batch_size=size,
+            schema_overrides=schema,
+        )
+        for frame in frames:
+            yield _utc(frame, schema)
+
+
+def _utc(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """SQLite hands back naive datetimes (stored as UTC): mark them UTC like PostgreSQL's."""
+    fixes = [
+        pl.col(name).dt.replace_time_zone("UTC")
+        if frame.schema[name] == pl.Datetime("us")
+        else pl.col(name).dt.convert_time_zone("UTC")
+        for name, dtype in schema.items()
+        if isinstance(dtype, pl.Datetime) and isinstance(frame.schema.get(name), pl.Datetime)
+    ]
+    return frame.with_columns(fixes) if fixes else frame
+
+
+def read_learning_records(
+    engine: Engine, collection: str | None = None, size: int = CHUNK
+) -> Iterator[pl.DataFrame]:
+    """Learning records in chunks of ``size`` rows (the job folds them chunk by chunk)."""
+    query = sa.select(
+        lr.c.run_id,
+        lr.c.collection_id,
+        *_SCOPE[:2],
+        lr.c.selected_target,
+        _text(lr.c.plan_tools).label("plan_tools"),
+        *_SCOPE[2:],
+    ).order_by(lr.c.run_id)
+    return _chunks(engine, _where(query, collection), RECORD_SCHEMA, size)
+
+
+def scan_learning_parquet(path: str | Path, size: int = CHUNK) -> Iterator[pl.DataFrame]:
+    """Learning records from Parquet (same columns; ``plan_tools`` text or list) in chunks."""
+    yield from pl.scan_parquet(path).collect_batches(chunk_size=size)
+
+
+def read_evidence(
+    engine: Engine, kind: str, collection: str | None = None, size: int = CHUNK
+) -> Iterator[pl.DataFrame]:
+    """Evidence rows joined (in SQL) to their run's learning record: the run's family,
+    fingerprint, success and finish time come with each row."""
+    if kind == "binding_repair":
+        ev = binding_repair_evidence
+        cols: list[sa.ColumnElement[Any]] = [ev.c.tool, ev.c.field_name, ev.c.recovered_path]
+        cond: sa.ColumnElement[bool] = sa.and_(
+            ev.c.tool.is_not(None), ev.c.field_name.is_not(None), ev.c.recovered_path.is_not(None)
+        )
+    elif kind == "enum_mapping_candidate":
+        ev = coercion_evidence
+        cols = [
+            ev.c.tool,
+            ev.c.field_name,
+            _text(ev.c.from_value).label("from_value"),
+            _text(ev.c.to_value).label("to_value"),
+        ]
+        cond = sa.and_(ev.c.rule == "enum", ev.c.tool.is_not(None), ev.c.field_name.is_not(None))
+    elif kind == "data_flow_edge":
+        ev = data_flow_evidence
+        cols = [ev.c.source_tool, ev.c.target_tool, ev.c.to_field, ev.c.from_path]
+        cond = sa.true()
+    else:
+        raise ValueError(f"no evidence kind {kind!r}")
+    query = (
+        sa.select(ev.c.run_id, lr.c.collection_id, *_SCOPE, *cols)
+        .join_from(ev, lr, ev.c.run_id == lr.c.run_id)
+        .where(cond)
+        .order_by(ev.c.run_id)
+    )
+    schema = {
+        "run_id": pl.String(),
+        "collection_id": pl.String(),
+        "query_family": pl.String(),
+        "query_fingerprint": pl.String(),
+        "success": pl.Boolean(),
+        "finished_at": pl.Datetime("us", "UTC"),
+        **{str(c.key): pl.String() for c in cols},
+    }
+    return _chunks(engine, _where(query, collection), schema, size)
+
+
+def read_current_suggestions(engine: Engine, collection: str | None = None) -> pl.DataFrame:
+    """The suggestions projection: id, status, version and the document as JSON text."""
+    s = suggestions
+    query = sa.select(s.c.id, s.c.status, s.c.version, _text(s.c.document).label("document"))
+    if collection is not None:
+        query = query.where(s.c.collection_id == collection)
+    schema: dict[str, pl.DataType] = {
+        "id": pl.String(),
+        "status": pl.String(),
+        "version": pl.Int64(),
+        "document": pl.String(),
+    }
+    frames = list(_chunks(engine, query, schema, CHUNK))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
+
+
+# --- the Parquet lake ---------------------------------------------------------------------
+
+WATERMARKS = "_watermarks.json"
+
+
+def read_watermarks(root: Path) -> dict[str, int]:
+    path = root / WATERMARKS
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {str(k): int(v) for k, v in data.items()}
+
+
+def write_watermarks(root: Path, marks: dict[str, int]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / (WATERMARKS + ".tmp")
+    tmp.write_text(json.dumps(marks, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, root / WATERMARKS)
+
+
+def read_table_range(
+    engine: Engine, table: str, lower: int, upper: int, size: int = CHUNK
+) -> Iterator[tuple[pl.DataFrame, str]]:
+    """Rows of a table (or the log) with position in ``(lower, upper]``, JSON as text."""
+    if table in ("events", "suggestion_decisions"):
+        source = schema.events
+        where = source.c.position > lower, source.c.position <= upper
+        is_decision = source.c.source == "tracelake"
+        query = sa.select(*_as_text(source)).where(
+            *where, is_decision if table == "suggestion_decisions" else sa.true()
+        )
+        time_column = "recorded_at"
+    elif table == "learning_records":
+        lr_, runs = schema.learning_records, schema.runs
+        query = (
+            sa.select(*_as_text(lr_), runs.c.last_position.label("position"))
+            .join_from(lr_, runs, lr_.c.run_id == runs.c.run_id)
+            .where(runs.c.last_position > lower, runs.c.last_position <= upper)
+        )
+        time_column = "finished_at"
+    else:
+        source = schema.metadata.tables[table]
+        query = sa.select(*_as_text(source)).where(
+            source.c.position > lower, source.c.position <= upper
+        )
+        if "recorded_at" not in source.c:  # tool_calls: the time of the event it comes from
+            ev = schema.events
+            query = query.add_columns(ev.c.recorded_at).join_from(
+                source, ev, source.c.position == ev.c.position
+            )
+        time_column = "recorded_at"
+    overrides: dict[str, pl.DataType] = {}
+    for frame in _chunks(engine, query.order_by(query.selected_columns.position), overrides, size):
+        if frame.height:
+            yield _utc_all(frame), time_column
+
+
+def _as_text(table: sa.Table) -> list[sa.ColumnElement[Any]]:
+    return [
+        sa.cast(c, sa.Text).label(c.name) if isinstance(c.type, schema.JSONDocument) else c
+        for c in table.columns
+    ]
+
+
+def _utc_all(frame: pl.DataFrame) -> pl.DataFrame:
+    fixes = [
+        pl.col(n).dt.replace_time_zone("UTC")
+        if t == pl.Datetime("us") or t == pl.Datetime("ns")
+        else pl.col(n).dt.convert_time_zone("UTC")
+        for n, t in frame.schema.items()
+        if isinstance(t, pl.Datetime)
+    ]
+    return frame.with_columns(fixes) if fixes else frame
+
+
+def write_partitions(frame: pl.DataFrame, root: Path, part: str) -> int:
+    """One file per (collection, date) partition; the partition values live in the path."""
+    written = 0
+    for (collection, date), group in frame.group_by(["collection", "date"], maintain_order=True):
+        folder = root / f"collection={collection}" / f"date={date}"
+        folder.mkdir(parents=True, exist_ok=True)
+        group.drop("collection", "date").write_parquet(folder / f"part-{part}.parquet")
+        written += 1
+    return written
