@@ -6,7 +6,7 @@
 2. ``record()`` latency percentiles with the database up and with it down (unreachable port:
    every batch goes to the spool).
 
-    python bench/bench_sink.py [--rounds 30] [--records 100000]
+    python bench/bench_sink.py [--rounds 150] [--records 100000]
 """
 
 from __future__ import annotations
@@ -46,8 +46,10 @@ def percentiles(samples: list[int]) -> str:
     return f"p50 {pick(0.5):.2f} us  p99 {pick(0.99):.2f} us  p99.9 {pick(0.999):.2f} us  max {samples[-1] / 1000:.0f} us"
 
 
-def record_latency(url: str, n: int, spool: str) -> tuple[str, dict[str, object]]:
-    sink = TraceSink(url, spool_dir=spool)
+def record_latency(
+    url: str, n: int, spool: str, gc_freeze: bool = False
+) -> tuple[str, dict[str, object]]:
+    sink = TraceSink(url, spool_dir=spool, gc_freeze=gc_freeze)
     samples = []
     event = {
         "type": "step.completed",
@@ -69,7 +71,7 @@ def record_latency(url: str, n: int, spool: str) -> tuple[str, dict[str, object]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=150)
     ap.add_argument("--records", type=int, default=100_000)
     args = ap.parse_args()
     print(f"machine: {platform.machine()} cpus={os.cpu_count()} python {platform.python_version()}")
@@ -79,12 +81,16 @@ def main() -> None:
         runner_loop(1, warm)
         warm.close()
         base = min(runner_loop(args.rounds, None)[0] for _ in range(3))
-        sink = TraceSink(url, spool_dir=f"{tmp}/spool")
-        with_sink, n = runner_loop(args.rounds, sink)
-        t = time.perf_counter()
-        sink.close(timeout=300)
-        durable = with_sink + time.perf_counter() - t
-        stats = sink.stats()
+        trials = []
+        for trial in range(3):  # best of 3, each with a fresh sink
+            sink = TraceSink(url, spool_dir=f"{tmp}/spool{trial}")
+            loop, n = runner_loop(args.rounds, sink)
+            t = time.perf_counter()
+            sink.close(timeout=600)
+            trials.append((loop, loop + time.perf_counter() - t, sink.stats()))
+        with_sink = min(t[0] for t in trials)
+        durable = min(t[1] for t in trials)
+        stats = trials[-1][2]
         print(
             f"PlanRunner, {args.rounds} rounds x {len(scenarios())} plans = {n} events, instant tools"
         )
@@ -94,11 +100,18 @@ def main() -> None:
         )
         print(f"  with sink, until durable: {durable * 1000:8.1f} ms  ratio {base / durable:.2f}x")
         print(
-            f"  sink stats: written {stats['written']} spooled {stats['spooled']} dropped {stats['dropped']}"
+            f"  sink stats (last trial): written {stats['written']} spooled {stats['spooled']} dropped {stats['dropped']}"
+        )
+        print(
+            f"  background work per event: {(durable - base) / n * 1e6:.0f} us (snapshot, scrub, spool, append)"
         )
         up, up_stats = record_latency(url, args.records, f"{tmp}/up")
         print(
             f"record() database up  : {up}   (written {up_stats['written']}, dropped {up_stats['dropped']})"
+        )
+        frozen, frozen_stats = record_latency(url, args.records, f"{tmp}/frozen", gc_freeze=True)
+        print(
+            f"record() up, gc_freeze: {frozen}   (written {frozen_stats['written']}, dropped {frozen_stats['dropped']})"
         )
         down_url = "postgresql://postgres@127.0.0.1:9/unreachable"
         down, down_stats = record_latency(down_url, args.records, f"{tmp}/down")
