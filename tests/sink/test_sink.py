@@ -158,3 +158,15 @@ def test_record_never_raises_and_bad_events_are_quarantined(sink: TraceSink, sto
         "not_an_object": 1,
         "too_deep": 1,
     }
+
+
+def test_gc_freeze_builds_the_engine_and_freezes_what_is_loaded(db_url: str, tmp_path: Path) -> None:
+    import gc
+
+    try:
+        with TraceSink(db_url, spool_dir=tmp_path / "spool", gc_freeze=True) as sink:
+            assert gc.get_freeze_count() > 10_000  # the engine's long-lived objects
+            sink.record({"type": "x.y"}, run_id="r")
+        assert sink.stats()["written"] == 1
+    finally:
+        gc.unfreeze()
