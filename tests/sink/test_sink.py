@@ -160,7 +160,9 @@ def test_record_never_raises_and_bad_events_are_quarantined(sink: TraceSink, sto
     }
 
 
-def test_gc_freeze_builds_the_engine_and_freezes_what_is_loaded(db_url: str, tmp_path: Path) -> None:
+def test_gc_freeze_builds_the_engine_and_freezes_what_is_loaded(
+    db_url: str, tmp_path: Path
+) -> None:
     import gc
 
     try:

@@ -11,7 +11,6 @@ import pytest
 from tracelake.errors import AppendOnlyViolationError
 from tracelake.store import NewEvent, Store, migrate
 from tracelake.store.engine import translate_errors
-from tracelake.store.records import PreparedEvent
 
 
 def ev(run: str, seq: int, etype: str = "step.started", **payload: object) -> NewEvent:
@@ -137,7 +136,7 @@ def test_a_held_open_append_blocks_later_appends_so_pollers_never_skip(store: St
     held = store.engine.connect().execution_options(tracelake_write=True)
     tx = held.begin()
     appender.lock(held)
-    appender.write(held, [PreparedEvent.of(ev("slow", 1))])  # position taken, not committed
+    appender.write(held, [ev("slow", 1)])  # position taken, not committed
 
     done = threading.Event()
 

@@ -77,7 +77,13 @@ def row_of(p: PreparedEvent) -> tuple[object, ...]:
 
 
 class Appender(ABC):
-    """Appends batches; one transaction per batch, never one per event."""
+    """Appends batches; one transaction per batch, never one per event.
+
+    Events are encoded (JSON + content hash) only where needed: those whose key is already
+    stored are hashed to tell a duplicate from a conflict; the fresh ones are encoded one by one
+    *while* they stream into COPY, so on PostgreSQL the client's encoding overlaps the server's
+    parsing instead of preceding it.
+    """
 
     def __init__(self, engine: Engine, quarantine: QuarantineWriter) -> None:
         self.engine = engine
@@ -86,34 +92,34 @@ class Appender(ABC):
     def append(self, batch: Sequence[NewEvent]) -> AppendResult:
         if not batch:
             return AppendResult()
-        prepared = [PreparedEvent.of(e) for e in batch]
         with translate_errors("append to events"), write_transaction(self.engine) as conn:
             self.lock(conn)
-            return self._append_locked(conn, prepared)
+            return self._append_locked(conn, list(batch))
 
-    def _append_locked(self, conn: Connection, prepared: list[PreparedEvent]) -> AppendResult:
-        keyed = [p.event.key for p in prepared if p.event.seq is not None]
-        by_key = self.existing_keys(conn, keyed) if keyed else {}
-        ids = [p.event.event_id for p in prepared if p.event.event_id is not None]
-        by_id = self.existing_event_ids(conn, ids) if ids else {}
+    def _append_locked(self, conn: Connection, batch: list[NewEvent]) -> AppendResult:
+        keyed = [e.key for e in batch if e.seq is not None]
+        by_key: dict[tuple[str, int], str | NewEvent] = dict(
+            self.existing_keys(conn, keyed) if keyed else {}
+        )
+        ids = [e.event_id for e in batch if e.event_id is not None]
+        by_id: dict[str, str | NewEvent] = dict(self.existing_event_ids(conn, ids) if ids else {})
         result = AppendResult()
-        fresh: list[PreparedEvent] = []
-        for p in prepared:
-            eid = p.event.event_id
-            key = p.event.key if p.event.seq is not None else None
+        fresh: list[NewEvent] = []
+        for e in batch:
+            key = e.key if e.seq is not None else None
             seen = by_key.get(key) if key is not None else None
-            if seen is None and eid is not None:
-                seen = by_id.get(eid)
+            if seen is None and e.event_id is not None:
+                seen = by_id.get(e.event_id)
             if seen is None:
-                fresh.append(p)
+                fresh.append(e)
                 if key is not None:
-                    by_key[key] = p.content_hash  # a repeat inside the same batch
-                if eid is not None:
-                    by_id[eid] = p.content_hash
-            elif seen == p.content_hash:
+                    by_key[key] = e  # a repeat inside the same batch compares against it
+                if e.event_id is not None:
+                    by_id[e.event_id] = e
+            elif _hash(seen) == content_hash(e):
                 result.duplicates += 1
             else:
-                result.conflicts.append(p.event)
+                result.conflicts.append(e)
         if fresh:
             self.write(conn, self._number(conn, fresh))
             result.appended = len(fresh)
@@ -121,32 +127,26 @@ class Appender(ABC):
             self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])
         return result
 
-    def _number(self, conn: Connection, fresh: list[PreparedEvent]) -> list[PreparedEvent]:
+    def _number(self, conn: Connection, fresh: list[NewEvent]) -> list[NewEvent]:
         """Give events without a seq the next numbers of their run, in batch order.
 
         Live producers (the sink) leave ``seq`` to the store so that a run continues correctly
         across producer restarts; their retries are deduplicated by ``event_id`` instead. Under
         the append lock, "the run's highest seq" cannot change until we commit.
         """
-        runs = sorted({p.event.run_id for p in fresh if p.event.seq is None})
+        runs = sorted({e.run_id for e in fresh if e.seq is None})
         if not runs:
             return fresh
         top = self.max_seqs(conn, runs)
-        for p in fresh:  # explicit seqs in the same batch count too
-            if p.event.seq is not None and p.event.run_id in top:
-                top[p.event.run_id] = max(top[p.event.run_id], p.event.seq)
+        for e in fresh:  # explicit seqs in the same batch count too
+            if e.seq is not None and e.run_id in top:
+                top[e.run_id] = max(top[e.run_id], e.seq)
         numbered = []
-        for p in fresh:
-            if p.event.seq is None:
-                run = p.event.run_id
-                top[run] = top.get(run, 0) + 1
-                p = PreparedEvent(
-                    replace(p.event, seq=top[run]),
-                    p.payload_json,
-                    p.redactions_json,
-                    p.content_hash,
-                )
-            numbered.append(p)
+        for e in fresh:
+            if e.seq is None:
+                top[e.run_id] = top.get(e.run_id, 0) + 1
+                e = replace(e, seq=top[e.run_id])
+            numbered.append(e)
         return numbered
 
     def max_seqs(self, conn: Connection, runs: list[str]) -> dict[str, int]:
@@ -175,7 +175,7 @@ class Appender(ABC):
         return {r.event_id: r.content_hash for r in rows}
 
     @abstractmethod
-    def write(self, conn: Connection, prepared: list[PreparedEvent]) -> None:
+    def write(self, conn: Connection, fresh: list[NewEvent]) -> None:
         """Write new rows; positions are assigned here, after the lock."""
 
 
@@ -199,8 +199,8 @@ class SqliteAppender(Appender):
             found.update({(r.run_id, r.seq): r.content_hash for r in rows})
         return found
 
-    def write(self, conn: Connection, prepared: list[PreparedEvent]) -> None:
-        rows = [row_of(p) for p in prepared]
+    def write(self, conn: Connection, fresh: list[NewEvent]) -> None:
+        rows = [row_of(PreparedEvent.of(e)) for e in fresh]
         rows = [(*r[:9], _sqlite_time(r[9]), *r[10:]) for r in rows]
         conn.exec_driver_sql(self._INSERT, rows)
 
@@ -224,12 +224,12 @@ class PostgresAppender(Appender):
         )
         return {(r.run_id, r.seq): r.content_hash for r in rows}
 
-    def write(self, conn: Connection, prepared: list[PreparedEvent]) -> None:
+    def write(self, conn: Connection, fresh: list[NewEvent]) -> None:
         raw = conn.connection.driver_connection
         assert raw is not None
         with raw.cursor() as cur, cur.copy(self._COPY) as copy:
-            for p in prepared:
-                copy.write_row(row_of(p))
+            for e in fresh:  # encoded row by row while the server parses the previous ones
+                copy.write_row(row_of(PreparedEvent.of(e)))
 
 
 def _sqlite_time(value: object) -> str:
@@ -237,8 +237,16 @@ def _sqlite_time(value: object) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
+def content_hash(e: NewEvent) -> str:
+    return PreparedEvent.of(e).content_hash
+
+
+def _hash(seen: str | NewEvent) -> str:
+    return seen if isinstance(seen, str) else content_hash(seen)
+
+
 def _conflict_item(e: NewEvent) -> QuarantineItem:
-    digest = PreparedEvent.of(e).content_hash
+    digest = content_hash(e)
     return QuarantineItem(
         origin="append",
         reason="sequence_conflict",
