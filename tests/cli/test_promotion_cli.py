@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import polars as pl
+import sqlalchemy as sa
 
 from tests.cli.test_cli import tl
+from tracelake.store.engine import create_engine
 
 
 def test_promote_decide_and_export(db_url: str, tmp_path: Path) -> None:
@@ -37,7 +39,7 @@ def test_promote_decide_and_export(db_url: str, tmp_path: Path) -> None:
     promotable = [s for s in listed if s["status"] == "promotable"]
     assert len(promotable) >= 2
     target = next(s for s in promotable if s["type"] == "target_preference")
-    other = next(s for s in promotable if s["id"] != target["id"])
+    other = next(s for s in promotable if s["type"] == "binding_repair")
 
     assert (
         tl("suggestions", "approve", target["id"], "--by", "ops-lead", url=db_url).returncode == 0
@@ -55,6 +57,24 @@ def test_promote_decide_and_export(db_url: str, tmp_path: Path) -> None:
         for s in json.loads(tl("suggestions", "list", "--json", url=db_url).stdout)
     }
     assert (after[target["id"]], after[other["id"]]) == ("promoted", "rejected")
+
+    # the analytics views report the event-sourced status wherever a suggestion exists
+    engine = create_engine(db_url)
+    with engine.connect() as conn:
+        records = conn.execute(
+            sa.text(
+                "SELECT DISTINCT promotion_status FROM v_learning_records WHERE suggestion_id = :i"
+            ),
+            {"i": target["id"]},
+        ).all()
+        repairs = conn.execute(
+            sa.text(
+                "SELECT DISTINCT promotion_status FROM v_binding_repair_evidence WHERE suggestion_id = :i"
+            ),
+            {"i": other["id"]},
+        ).all()
+    engine.dispose()
+    assert records == [("promoted",)] and repairs == [("rejected",)]
 
     learning = json.loads(tl("export", "learning", "--collection", "orders-api", url=db_url).stdout)
     block = learning["learning"]
