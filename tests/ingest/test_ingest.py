@@ -127,3 +127,39 @@ def test_bad_lines_are_quarantined_and_good_lines_after_them_are_stored(store: S
     again = ingest_bytes(store, b"\n".join(lines) + b"\n", origin="bad.jsonl", max_line_bytes=4096)
     assert again.appended == 0
     assert store.reader.stats()["quarantined"] == len(bad)
+
+
+def test_a_failing_scrubber_stores_a_minimal_record_never_the_raw_event(store: Store) -> None:
+    """Fail closed: the event is kept (type, run, seq) without its payload."""
+    import io
+
+    from tracelake.config import Settings
+    from tracelake.ingest import Ingestor
+    from tracelake.scrub import get_scrubber, load_pseudonym_key
+
+    key = load_pseudonym_key(store.url)
+    real = get_scrubber(key)
+
+    class Exploding:
+        def scrub_event(self, source: str, event_type: str, event: dict) -> object:  # type: ignore[type-arg]
+            if event_type == "step.started":
+                raise RuntimeError(f"boom near {event.get('args_resolved')}")
+            return real.scrub_event(source, event_type, event)
+
+        def scrub_text(self, text: str, max_len: int = 500) -> str:
+            return real.scrub_text(text, max_len=max_len)
+
+    run = [dict(e) for e in gtc_runs()[0]]
+    started = next(e for e in run if e["type"] == "step.started")
+    started["args_resolved"] = {"email": "kim.seoyeon@example.com"}
+    ingestor = Ingestor(store, Exploding(), key, Settings(database_url=store.url))  # type: ignore[arg-type]
+    report = ingestor.ingest(io.BufferedReader(io.BytesIO(jsonl(run))), "x.jsonl")
+    n_started = sum(e["type"] == "step.started" for e in run)
+    assert report.appended == len(run) and report.scrub_failed == n_started
+    stored = list(store.reader.iter_all())
+    minimal = [e for e in stored if e.type == "step.started"]
+    assert [(e.payload, e.redactions) for e in minimal] == [
+        ({"type": "step.started", "scrub_failed": True}, {"failed": "scrub_failed"})
+    ] * n_started
+    assert [e.seq for e in stored] == list(range(1, len(run) + 1))  # type, run and seq kept
+    assert all("kim.seoyeon" not in json.dumps(e.payload) for e in stored)

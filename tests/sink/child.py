@@ -19,6 +19,9 @@ def main() -> None:
             {"type": "step.completed", "stage": "runner", "step_id": f"s{i}", "i": i},
             run_id=f"child-run-{i % 3}",
         )
+    if mode == "exit":  # no close(): the interpreter's exit must flush
+        print("exiting", flush=True)
+        return
     if mode == "close":
         sink.close(timeout=30)
         print("closed", sink.stats()["spooled"], flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -63,8 +64,9 @@ def wait_for(predicate: object, timeout: float = 20.0) -> None:
 
 
 def test_server_stopped_mid_stream_and_started_again(
-    private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path
+    private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="tracelake.sink")
     sink = TraceSink(fresh_db, spool_dir=tmp_path / "spool", flush_interval=0.01, retry_max=0.3)
     total = 0
     all_scenarios = scenarios()
@@ -86,6 +88,8 @@ def test_server_stopped_mid_stream_and_started_again(
     stats = sink.stats()
     assert stats["spooled"] > 0 and stats["replayed"] > 0 and stats["dropped"] == 0
     assert_exactly_once(stored_keys(fresh_db), total)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("degraded" in m for m in messages) and any("recovered" in m for m in messages)
     assert status(tmp_path / "spool")["events"] == 0
 
 
@@ -180,3 +184,12 @@ def test_server_refusing_writes_is_handled_like_an_outage(
         sink.close()
     assert sink.stats()["dropped"] == 0
     assert_exactly_once(stored_keys(fresh_db), n)
+
+
+def test_interpreter_exit_flushes_without_close(
+    private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path
+) -> None:
+    child = _child(fresh_db, tmp_path / "spool", 300, "exit")
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0 and out.startswith("exiting"), err
+    assert_exactly_once(stored_keys(fresh_db), 300)

@@ -172,3 +172,29 @@ def test_gc_freeze_builds_the_engine_and_freezes_what_is_loaded(
         assert sink.stats()["written"] == 1
     finally:
         gc.unfreeze()
+
+
+def test_a_full_queue_waits_and_spools_never_drops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database is unreachable and the queue holds 5 events: 300 records all reach the spool."""
+    from tracelake.sink.spool import status
+
+    monkeypatch.setenv("TRACELAKE_PSEUDONYM_KEY", "k" * 32)
+    sink = TraceSink(
+        "postgresql://postgres@127.0.0.1:9/unreachable",
+        spool_dir=tmp_path / "spool",
+        max_queue=5,
+        flush_interval=0.001,
+    )
+    for i in range(300):
+        sink.record({"type": "step.completed", "i": i}, run_id="r")
+    sink.close()
+    stats = sink.stats()
+    assert (stats["recorded"], stats["spooled"], stats["dropped"], stats["written"]) == (
+        300,
+        300,
+        0,
+        0,
+    )
+    assert status(tmp_path / "spool")["events"] == 300

@@ -18,7 +18,6 @@ import logging
 import threading
 import time
 import uuid
-import weakref
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from pathlib import Path
@@ -89,6 +88,7 @@ class TraceSink:
             gc.collect()
             gc.freeze()
         self._closed = False
+        self._warned_full = float("-inf")
         self._close_lock = threading.Lock()
         self._thread = threading.Thread(target=self._writer.run, name="tracelake-sink", daemon=True)
         self._thread.start()
@@ -135,7 +135,10 @@ class TraceSink:
 
         This is the one place record() can wait; it never drops. Warned once per episode.
         """
-        log.warning("tracelake sink queue is full (%d); waiting for the writer", self.max_queue)
+        now = time.monotonic()
+        if now - self._warned_full > 10.0:  # at most one line per 10 s of back-pressure
+            self._warned_full = now
+            log.warning("tracelake sink queue is full (%d); waiting for the writer", self.max_queue)
         self._writer.wake.set()
         while len(self._queue) >= self.max_queue and self._thread.is_alive():
             time.sleep(0.001)
@@ -202,7 +205,9 @@ class TraceSink:
         self.close()
 
 
-_live: weakref.WeakSet[TraceSink] = weakref.WeakSet()
+# Strong references: a sink the application dropped without close() must still be flushed at
+# exit (its writer thread is a daemon and would be killed with its queue).
+_live: set[TraceSink] = set()
 
 
 @atexit.register

@@ -95,9 +95,13 @@ class Writer:
             self.idle.clear()
             try:
                 self._step()
-            except Exception:
+            except Exception as exc:  # noqa: BLE001 - the writer must survive anything
                 self.counters.errors += 1
-                log.exception("tracelake sink writer error; continuing")
+                log.error(  # no traceback: an exception's text could carry event data
+                    "tracelake sink writer error (%s: %s); continuing",
+                    type(exc).__name__,
+                    self._safe(exc),
+                )
             if self.stopping and not self.queue:
                 self._finish()
                 self.idle.set()
@@ -194,6 +198,13 @@ class Writer:
         if self._unacked == 0:
             self.spool.discard_current()
 
+    def _safe(self, exc: BaseException) -> str:
+        """An exception's first line, scrubbed: log lines are a path to disk too."""
+        try:
+            return self.scrubber.scrub_text(_short(exc), max_len=200)
+        except Exception:  # noqa: BLE001 - if even that fails, say only what kind it was
+            return type(exc).__name__
+
     def _degrade(self, exc: BaseException) -> None:
         self._retry_at = time.monotonic() + self._backoff
         self._backoff = min(self._backoff * 2, self.retry_max)
@@ -202,7 +213,7 @@ class Writer:
             log.warning(
                 "tracelake sink degraded: the database refused a write (%s); events go to the "
                 "spool at %s and are replayed when it is back",
-                _short(exc),
+                self._safe(exc),
                 self.spool.root,
             )
 
@@ -261,4 +272,4 @@ def replay(spool: Spool, store: Store) -> Replayed:
 
 def _short(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:200]
+    return text[:300]
