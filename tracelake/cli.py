@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -567,4 +568,12 @@ def main() -> None:
     except click.exceptions.Abort:
         err.print("aborted")
         sys.exit(130)
+    except Exception as exc:  # a bug, not bad input: say so, exit 2, keep the trace on demand
+        if os.environ.get("TRACELAKE_DEBUG"):
+            raise
+        err.print(
+            f"[red]internal error:[/] {type(exc).__name__}; rerun with TRACELAKE_DEBUG=1 for the "
+            "traceback and report it"
+        )
+        sys.exit(2)
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -33,6 +33,13 @@ class StoreError(TracelakeError):
     """The database refused or could not complete an operation."""
 
 
+class DataRejectedError(StoreError):
+    """The database refused the data itself (SQLSTATE class 22, e.g. a value it cannot store).
+
+    Retrying the same batch cannot succeed: the appender isolates and quarantines the event.
+    """
+
+
 class StoreUnavailableError(StoreError):
     """The database cannot be reached (connection refused, server down, network error)."""
 

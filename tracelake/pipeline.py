@@ -45,13 +45,44 @@ def scrub(scrubber: Scrubber, inbound: InboundEvent) -> Scrubbed:
         log.error(  # the type may be attacker-chosen text: only the exception class is logged
             "scrubbing an event failed (%s); storing a minimal record", type(exc).__name__
         )
+        try:
+            etype = scrubber.scrub_text(inbound.type, max_len=200)
+        except Exception:  # noqa: BLE001 - not even the type can be checked: do not keep it
+            etype = "unknown"
         return Scrubbed(
-            {"type": inbound.type, "scrub_failed": True}, {"failed": SCRUB_FAILED}, failed=True
+            {"type": etype, "scrub_failed": True}, {"failed": SCRUB_FAILED}, failed=True
         )
 
 
+def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | None:
+    """A caller-given run or event id as it may be stored: itself when the scrubber finds
+    nothing in it, else a keyed pseudonym (still stable, so runs still group and dedupe)."""
+    if value is None:
+        return None
+    try:
+        # As written, and with id separators as spaces ("req-010-1234-5678" hides a phone).
+        variants = {value, _ID_SEPARATORS.sub(" ", value)}
+        found = [
+            p
+            for v in variants
+            for p in _PLACEHOLDER.findall(scrubber.scrub_text(v, max_len=len(v) + 64))
+        ]
+        # Ids are opaque by nature: the generic high-entropy-token rule ([SECRET]) does not
+        # count here; anything personal or a known credential shape does.
+        if all(p == _OPAQUE for p in found):
+            return value
+    except Exception:  # noqa: BLE001 - cannot tell: pseudonymise
+        pass
+    return "psn_" + hmac.new(key, value.encode(), hashlib.sha256).hexdigest()[:24]
+
+
 def new_event(
-    inbound: InboundEvent, scrubbed: Scrubbed, run_id: str, seq: int | None, recorded_at: datetime
+    inbound: InboundEvent,
+    scrubbed: Scrubbed,
+    run_id: str,
+    seq: int | None,
+    recorded_at: datetime,
+    event_id: str | None = None,
 ) -> NewEvent:
     """The row for an event; indexed columns are read from the *scrubbed* payload only."""
     p = scrubbed.payload
@@ -68,15 +99,16 @@ def new_event(
         collection = _collection(p.get("trace_metadata"))
     else:
         collection = _collection(p.get("trace_metadata"))
+    etype = p.get("type")
     return NewEvent(
         run_id=run_id,
         seq=seq,
-        type=inbound.type,
+        type=etype if isinstance(etype, str) and etype else "unknown",  # the scrubbed type
         source=inbound.source,
         payload=p,
         recorded_at=recorded_at,
         redactions=scrubbed.report or None,
-        event_id=inbound.event_id,
+        event_id=event_id or inbound.event_id,
         plan_id=plan_id,
         step_id=step_id,
         tool=tool,
@@ -116,6 +148,9 @@ def quarantine_item(
     )
 
 
+_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*\]")
+_OPAQUE = "[SECRET]"
+_ID_SEPARATORS = re.compile(r"[-_:/|]")
 _UNICODE_ESCAPE = re.compile(
     r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})"
 )

@@ -2,8 +2,11 @@
 
 Seed 000 names run ids (``ql-run-20260725-001``) but neither runner emits one, so:
 
-* an envelope's ``run_id`` wins, and its ``seq`` when it gives one; otherwise events of that
-  run are numbered in stream order;
+* an envelope's ``run_id`` wins, and its ``seq`` when it gives one. Without a ``seq``, the
+  event gets an ``event_id`` derived from the run, its content and how often that content
+  already occurred in the run in this stream, and the store numbers it after the run's last
+  stored event: so a run split over several files (log rotation) continues, and the same file
+  ingested again is recognised event by event;
 * in a bare stream a new run starts at each ``plan.started`` (graph-tool-call) or root
   ``agent_start`` (agentlane); everything up to the next start belongs to it, so a run keeps
   its identity across ``plan.repaired`` (the plan id changes, the run does not). ``plan_id``
@@ -11,9 +14,11 @@ Seed 000 names run ids (``ql-run-20260725-001``) but neither runner emits one, s
 
 A bare run's id must be the same when the same input is ingested again (that is what makes
 re-ingest append nothing) and different for different input. It is a keyed hash (the
-pseudonym key, so it cannot be used to guess content) over the run's events, chained with the
-previous run's id: ``run-<hex>``. Identical runs at the same place in identical streams get
-the same id; the same run content after different history does not. Because the id depends on
+pseudonym key, so it cannot be used to guess content) over the input's identity (its resolved
+path, or ``-``), the run's events, and the previous run's id: ``run-<hex>``. So the same file
+ingested again appends nothing, while byte-identical runs in two different files (a health
+check that runs every day) stay two runs. Bare streams carry no identity of their own: to move
+or rename files freely, have the producer write envelopes with run ids. Because the id depends on
 the whole run, a bare run is held back until the next start (or the end of the input), up to
 ``max_buffered`` events; a longer run fixes its id at that point and streams on.
 """
@@ -37,8 +42,9 @@ class Sequenced:
     """An event (or anything) with its run id and seq assigned."""
 
     run_id: str
-    seq: int
+    seq: int | None  # None: the store numbers it (it then has an event_id)
     item: Any
+    event_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -52,19 +58,23 @@ class _BareRun:
 class StreamRuns:
     """Assigns run ids and seqs for one input stream (``tracelake ingest``)."""
 
-    def __init__(self, key: bytes, max_buffered: int = 50_000) -> None:
+    def __init__(self, key: bytes, source: str = "-", max_buffered: int = 50_000) -> None:
         self._key = key
         self._max = max_buffered
-        self._chain = b"tracelake-runs-v1"
+        self._chain = b"tracelake-runs-v2\x00" + source.encode("utf-8", "surrogatepass")
         self._bare: _BareRun | None = None
-        self._enveloped: dict[str, int] = defaultdict(int)
+        self._seen: dict[tuple[str, str], int] = defaultdict(int)
 
     def feed(self, inbound: InboundEvent, item: Any) -> list[Sequenced]:
         if inbound.run_id is not None:
-            counter = self._enveloped[inbound.run_id]
-            seq = inbound.seq if inbound.seq is not None else counter + 1
-            self._enveloped[inbound.run_id] = max(counter, seq)
-            return [Sequenced(inbound.run_id, seq, item)]
+            if inbound.seq is not None or inbound.event_id is not None:
+                return [Sequenced(inbound.run_id, inbound.seq, item, inbound.event_id)]
+            mac = hmac.new(self._key, inbound.run_id.encode() + b"\x00", hashlib.blake2b)
+            mac.update(_canonical(inbound.event))
+            content = mac.hexdigest()[:24]
+            self._seen[(inbound.run_id, content)] += 1
+            occurrence = self._seen[(inbound.run_id, content)]
+            return [Sequenced(inbound.run_id, None, item, f"ev-{content}-{occurrence}")]
         ready: list[Sequenced] = []
         if inbound.starts_run or self._bare is None:
             ready = self._close_bare()

@@ -59,12 +59,14 @@ def test_repeat_inside_one_batch_is_a_duplicate(store: Store) -> None:
     assert (result.appended, result.duplicates) == (2, 1)
 
 
-def test_client_event_id_dedupes_across_runs(store: Store) -> None:
-    first = NewEvent(**{**_fields(ev("r1", 1)), "event_id": "evt-1"})
-    retry = NewEvent(**{**_fields(ev("r9", 7)), "event_id": "evt-1"})
+def test_client_event_id_dedupes_within_its_run(store: Store) -> None:
+    first = NewEvent(**{**_fields(ev("r1", 1)), "event_id": "1"})
+    retry = NewEvent(**{**_fields(ev("r1", 7)), "event_id": "1"})  # re-sent with another seq
+    other_run = NewEvent(**{**_fields(ev("r9", 1)), "event_id": "1"})  # per-stream counters
     assert store.appender.append([first]).appended == 1
-    result = store.appender.append([retry])
-    assert (result.appended, result.duplicates) == (0, 1)
+    result = store.appender.append([retry, other_run])
+    assert (result.appended, result.duplicates) == (1, 1)
+    assert [(e.run_id, e.event_id) for e in store.reader.iter_all()] == [("r1", "1"), ("r9", "1")]
 
 
 def test_different_content_at_a_taken_seq_is_quarantined_not_lost(store: Store) -> None:
@@ -81,10 +83,22 @@ def test_different_content_at_a_taken_seq_is_quarantined_not_lost(store: Store) 
 
 @pytest.mark.parametrize(
     "statement",
-    ["UPDATE events SET type = 'x'", "DELETE FROM events", "UPDATE events SET payload = payload"],
+    [
+        "UPDATE events SET type = 'x'",
+        "DELETE FROM events",
+        "UPDATE events SET payload = payload",
+        "REPLACE",  # SQLite's INSERT OR REPLACE deletes without DELETE triggers; PG's upsert
+    ],
 )
 def test_database_refuses_update_and_delete(store: Store, statement: str) -> None:
     store.appender.append([ev("r1", 1), ev("r1", 2)])
+    if statement == "REPLACE":
+        statement = (
+            "INSERT OR REPLACE INTO events SELECT * FROM events"
+            if store.dialect == "sqlite"
+            else "INSERT INTO events SELECT * FROM events "
+            "ON CONFLICT (position) DO UPDATE SET type = 'forged'"
+        )
     with (
         pytest.raises(AppendOnlyViolationError),
         translate_errors("tamper"),

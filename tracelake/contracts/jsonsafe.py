@@ -32,17 +32,38 @@ def to_jsonable(obj: Any, max_depth: int) -> JSONValue:
     return _walk(obj, max_depth, 0)
 
 
-_SCALARS = frozenset({str, int, bool, type(None)})
+_SCALARS = frozenset({int, bool, type(None)})
+MAX_INT_DIGITS = 4000  # Python refuses to print longer ints (sys.int_info.default_max_str_digits)
+_INT_LIMIT = 10**MAX_INT_DIGITS
+
+
+def clean_text(text: str) -> str:
+    """Text every backend can store: NUL (PostgreSQL rejects it in text and jsonb) and lone
+    surrogates (not encodable as UTF-8) become U+FFFD. Plain ASCII without NUL is returned as is.
+    """
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
     kind = type(obj)
+    if kind is str:
+        return clean_text(obj)
     if kind in _SCALARS:  # the common cases first, without ABC isinstance checks
+        if kind is int and not -_INT_LIMIT < obj < _INT_LIMIT:
+            return str(obj)[:32] + "…"
         return obj
     if kind is dict:
         if depth >= max_depth:
             raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
-        return {str(k): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
+        return {clean_text(str(k)): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
     if kind is list:
         if depth >= max_depth:
             raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
@@ -54,16 +75,18 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
             f.name: _walk(getattr(obj, f.name), max_depth, depth + 1)
             for f in dataclasses.fields(obj)
         }
-    if obj is None or isinstance(obj, (bool, int, str)):
+    if isinstance(obj, str):
+        return clean_text(str(obj))
+    if obj is None or isinstance(obj, (bool, int)):
         if isinstance(obj, int) and not isinstance(obj, bool) and type(obj) is not int:
-            return int(obj)  # IntEnum and friends
+            return _walk(int(obj), max_depth, depth)  # IntEnum and friends
         return obj
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
     if depth >= max_depth:
         raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
     if isinstance(obj, Mapping):
-        return {str(k): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
+        return {clean_text(str(k)): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
         return [_walk(v, max_depth, depth + 1) for v in obj]
     to_dict = getattr(obj, "to_dict", None)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tracelake.config import Settings
@@ -17,7 +18,7 @@ from tracelake.contracts import classify
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line, iter_lines
 from tracelake.ingest.parse import parse_line
-from tracelake.pipeline import new_event, quarantine_item, scrub
+from tracelake.pipeline import new_event, quarantine_item, safe_identifier, scrub
 from tracelake.runs import Sequenced, StreamRuns
 from tracelake.store import NewEvent, QuarantineItem, Store
 
@@ -67,7 +68,7 @@ class Ingestor:
         on_line: Callable[[Line], None] | None = None,
     ) -> IngestReport:
         report = report if report is not None else IngestReport()
-        runs = StreamRuns(self.key)
+        runs = StreamRuns(self.key, source=_identity(origin))
         batch: list[NewEvent] = []
         bad: list[QuarantineItem] = []
         limit = self.settings.batch_size
@@ -79,15 +80,26 @@ class Ingestor:
             try:
                 obj = parse_line(line, self.settings.max_line_bytes, self.settings.max_depth)
                 inbound = classify(obj)
+                inbound = replace(
+                    inbound,
+                    run_id=safe_identifier(self.scrubber, self.key, inbound.run_id),
+                    event_id=safe_identifier(self.scrubber, self.key, inbound.event_id),
+                )
+                scrubbed = scrub(self.scrubber, inbound)
+                ready = runs.feed(inbound, (inbound, scrubbed, now))
             except ContractError as exc:
                 bad.append(self._quarantine(origin, line, exc, now))
                 report.quarantined[exc.reason] += 1
                 continue
-            scrubbed = scrub(self.scrubber, inbound)
+            except Exception as exc:  # noqa: BLE001 - a line must never stop the ones after it
+                error = ContractError("internal_error", f"{type(exc).__name__} while reading it")
+                bad.append(self._quarantine(origin, line, error, now))
+                report.quarantined[error.reason] += 1
+                continue
             report.scrub_failed += scrubbed.failed
             report.events += 1
             del obj  # the raw event goes no further than the scrubber
-            batch.extend(self._rows(runs.feed(inbound, (inbound, scrubbed, now)), report))
+            batch.extend(self._rows(ready, report))
             if len(batch) >= limit:
                 self._flush(batch, bad, report)
         batch.extend(self._rows(runs.finish(), report))
@@ -98,7 +110,7 @@ class Ingestor:
         rows = []
         for s in ready:
             inbound, scrubbed, now = s.item
-            rows.append(new_event(inbound, scrubbed, s.run_id, s.seq, now))
+            rows.append(new_event(inbound, scrubbed, s.run_id, s.seq, now, s.event_id))
             report.runs.add(s.run_id)
         return rows
 
@@ -111,6 +123,8 @@ class Ingestor:
             report.duplicates += result.duplicates
             if result.conflicts:
                 report.quarantined["sequence_conflict"] += len(result.conflicts)
+            if result.rejected:
+                report.quarantined["rejected_by_database"] += result.rejected
             batch.clear()
         if bad:
             self.store.quarantine.add(bad)
@@ -129,3 +143,9 @@ class Ingestor:
             recorded_at=now,
             line_no=line.number,
         )
+
+
+def _identity(origin: str) -> str:
+    """What identifies an input for bare-run ids: a file's resolved path, else the origin."""
+    path = Path(origin)
+    return str(path.resolve()) if origin != "-" and path.is_file() else origin

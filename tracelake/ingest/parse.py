@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
-from tracelake.contracts import check_depth
+from tracelake.contracts import check_depth, to_jsonable
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
 
@@ -14,7 +15,15 @@ def _reject_constant(name: str) -> Any:
     raise ContractError("non_finite_number", f"{name} is not valid JSON (RFC 8259 has no {name})")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ContractError("non_finite_number", f"{text[:40]} is out of range for a double")
+    return value
+
+
 def parse_line(line: Line, max_bytes: int, max_depth: int) -> dict[str, Any]:
+    """The line's object, made storable (NUL and lone surrogates replaced), depth-checked."""
     if line.too_long:
         raise ContractError("line_too_long", f"{line.size} bytes exceeds the limit of {max_bytes}")
     try:
@@ -23,12 +32,15 @@ def parse_line(line: Line, max_bytes: int, max_depth: int) -> dict[str, Any]:
         raise ContractError("invalid_utf8", f"byte {exc.start}: {exc.reason}") from None
     text = text.removeprefix("\ufeff")
     try:
-        obj = json.loads(text, parse_constant=_reject_constant)
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise ContractError("not_json", f"{exc.msg} at column {exc.colno}") from None
     except RecursionError:
         raise ContractError("too_deep", f"nesting deeper than {max_depth} levels") from None
+    except ValueError as exc:  # e.g. an integer longer than Python will convert
+        raise ContractError("not_json", f"a value Python cannot read ({str(exc)[:80]})") from None
     if not isinstance(obj, dict):
         raise ContractError("not_an_object", f"a JSON {type(obj).__name__}, not an object")
-    check_depth(obj, max_depth)
-    return obj
+    check_depth(obj, max_depth)  # iterative: before the recursive cleaning walk
+    cleaned: dict[str, Any] = to_jsonable(obj, max_depth + 1)
+    return cleaned

@@ -188,7 +188,7 @@ def _auth_readiness(w: Walker, value: dict[str, Any], path: str) -> dict[str, An
     for key, item in value.items():
         sub = f"{path}.{key}"
         if isinstance(item, bool) or item is None:
-            out[key] = item
+            out[w.dict_key(key, path)] = item
         elif "header" in key.lower() and isinstance(item, list | str):
             names = item if isinstance(item, list) else [item]  # header *names*, not values
             out[key] = [keep(w, n, sub) for n in names if isinstance(n, str) and len(n) < 64]

@@ -151,7 +151,7 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         if i >= MAX_KEYS:
             out["_more_keys"] = len(value) - MAX_KEYS
             break
-        skey = key if key.__class__ is str and len(key) <= 6 else w.dict_key(key, path)
+        skey = w.dict_key(key, path)
         sub = f"{path}.{skey}"
         if classify(key)[0] is KeyClass.PLAIN:
             icls = item.__class__

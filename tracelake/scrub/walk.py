@@ -145,11 +145,13 @@ class Walker:
         raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
 
     def dict_key(self, key: Any, path: str) -> str:
-        if key.__class__ is str and len(key) <= 6:
+        # Short ASCII keys (ids, field names) cannot hold a secret worth the detector's time;
+        # short non-ASCII keys can: a Hangul name is 2-4 characters.
+        if key.__class__ is str and len(key) <= 6 and key.isascii():
             return key
         if not isinstance(key, str):
             raise ScrubError(f"not JSON-compatible: a {type(key).__name__} key at {path}")
-        return self.text(key, path + ".<key>", limit=200) if len(key) > 6 else key
+        return self.text(key, path + ".<key>", limit=200)
 
     def field(self, key: str, value: Any, path: str, depth: int = 0) -> Any:
         """One ``key: value`` pair judged by the key rules."""

@@ -162,18 +162,33 @@ class TraceSink:
         self._writer.stopping = True
         self._writer.wake.set()
         self._thread.join(timeout)
-        if self._thread.is_alive():  # a hung database: spool what is left ourselves
+        if self._thread.is_alive():  # a hung database or a broken disk: take over
             log.warning(
                 "tracelake sink: the writer did not finish in %.0fs; spooling the rest", timeout
             )
-            self._writer.stopping = True
+            self._writer.halt = True
+            self._writer.wake.set()
+            self._thread.join(5.0)
             leftover = [self._queue.popleft() for _ in range(len(self._queue))]
+            self.counters.recorded += len(leftover)
+            batches = list(self._writer.pending)
+            self._writer.pending.clear()
             if leftover:
-                self.counters.recorded += len(leftover)
-                events, bad = self._writer.prepare(leftover)
-                self.spool.append("events", events)
-                self.spool.append("quarantine", bad)
-                self.counters.spooled += len(events)
+                batches.append(self._writer.prepare(leftover))
+            for events, bad in batches:
+                try:
+                    self.spool.append("events", events)
+                    self.spool.append("quarantine", bad)
+                    self.counters.spooled += len(events)
+                except Exception as exc:  # noqa: BLE001 - disk and database both refused
+                    self.counters.dropped += len(events)
+                    log.error(
+                        "tracelake sink: %d events could be written neither to the database nor "
+                        "to the spool at %s (%s) and are lost",
+                        len(events),
+                        self.spool.root,
+                        type(exc).__name__,
+                    )
         self.spool.close()
         self._writer.state = CLOSED
         self.store.dispose()

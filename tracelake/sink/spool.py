@@ -31,6 +31,12 @@ from tracelake.store.records import NewEvent, QuarantineItem
 from tracelake.store.schema import dumps
 
 Kind = Literal["events", "quarantine"]
+
+
+class SpoolCorruptError(Exception):
+    """A spool segment is damaged in the middle (not a torn tail)."""
+
+
 LOCK = ".lock"
 
 
@@ -120,8 +126,16 @@ class Spool:
         if self._fd is None or self._size + len(data) > self.max_segment_bytes:
             self._rotate()
         assert self._fd is not None
-        os.write(self._fd, data)
-        os.fsync(self._fd)
+        start = self._size
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than asked (a filling disk)
+                view = view[os.write(self._fd, view) :]
+            os.fsync(self._fd)
+        except OSError:
+            with contextlib.suppress(OSError):  # never leave half a record behind
+                os.ftruncate(self._fd, start)
+            raise
         self._size += len(data)
 
     def _rotate(self) -> None:
@@ -173,12 +187,26 @@ class Spool:
 
     @staticmethod
     def read(segment: Path) -> Iterator[SpoolRecord]:
+        """The segment's records, up to a torn tail (a crash mid-write, never acknowledged).
+
+        Raises :class:`SpoolCorruptError` after the good records when a damaged line is
+        followed by more data: that is not a torn tail, and the segment must be kept.
+        """
         with segment.open("rb") as f:
             for line in f:
                 record = decode(line)
                 if record is None:
-                    return  # a torn tail: nothing after it was ever written completely
+                    if f.read(1):
+                        raise SpoolCorruptError(f"{segment} has a damaged record before its end")
+                    return
                 yield record
+
+    def quarantine_segment(self, segment: Path) -> Path:
+        """Set a damaged segment aside (kept for an operator, never replayed again)."""
+        target = segment.with_suffix(".corrupt")
+        segment.rename(target)
+        _fsync_dir(segment.parent)
+        return target
 
     def remove(self, segment: Path) -> None:
         segment.unlink(missing_ok=True)
@@ -195,9 +223,10 @@ def status(root: Path) -> dict[str, Any]:
     segments = sorted(Path(root).glob("*/seg-*.jsonl")) if Path(root).is_dir() else []
     events = records = 0
     for seg in segments:
-        for record in Spool.read(seg):
-            records += 1
-            events += len(record.items) if record.kind == "events" else 0
+        with contextlib.suppress(SpoolCorruptError):
+            for record in Spool.read(seg):
+                records += 1
+                events += len(record.items) if record.kind == "events" else 0
     owners = {s.parent for s in segments}
     return {
         "root": str(root),
@@ -208,6 +237,7 @@ def status(root: Path) -> dict[str, Any]:
         "owners": len(owners),
         "owners_alive": sum(not _is_abandoned(o) for o in owners),
         "oldest": min((s.stat().st_mtime for s in segments), default=None),
+        "corrupt": len(list(Path(root).glob("*/seg-*.corrupt"))) if Path(root).is_dir() else 0,
     }
 
 

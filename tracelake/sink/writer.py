@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from tracelake.contracts import InboundEvent, classify_object, to_jsonable
 from tracelake.errors import ContractError
-from tracelake.pipeline import new_event, quarantine_item, scrub
-from tracelake.sink.spool import Spool
+from tracelake.pipeline import new_event, quarantine_item, safe_identifier, scrub
+from tracelake.sink.spool import Spool, SpoolCorruptError
 from tracelake.store import NewEvent, QuarantineItem, Store
 
 if TYPE_CHECKING:
@@ -80,18 +80,22 @@ class Writer:
         self.state = HEALTHY
         self.wake = threading.Event()
         self.stopping = False
+        self.halt = False  # set by close() when its timeout ran out
         self.idle = threading.Event()
         self._ids = itertools.count(1)
         self._id_prefix = uuid.uuid4().hex[:16]
         self._bare_run: str | None = None
         self._unacked = 0  # spool records written ahead and not yet appended
+        self._durable = True  # False while the spool cannot be written
+        self._safe_ids: dict[str, str] = {}
+        self.pending: deque[tuple[list[NewEvent], list[QuarantineItem]]] = deque()
         self._retry_at = 0.0
         self._backoff = 0.5
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
         self._replay()  # spools left by sinks that are gone
-        while True:
+        while not self.halt:
             self.idle.clear()
             try:
                 self._step()
@@ -100,52 +104,79 @@ class Writer:
                 log.error(  # no traceback: an exception's text could carry event data
                     "tracelake sink writer error (%s: %s); continuing",
                     type(exc).__name__,
-                    self._safe(exc),
+                    self._safe_error(exc),
                 )
-            if self.stopping and not self.queue:
+            if self.stopping and not self.queue and not self.pending:
                 self._finish()
                 self.idle.set()
                 return
-            if not self.queue:
+            if not self.queue and not self.pending:
                 self.idle.set()
                 self.wake.wait(self.flush_interval)
                 self.wake.clear()
+            elif self.pending and not self._durable:  # neither disk nor database: wait a bit
+                self.wake.wait(min(self._backoff, 1.0))
+                self.wake.clear()
 
     def _step(self) -> None:
-        if self.queue:
+        if self.queue and not self.pending:
             batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
             self.counters.recorded += len(batch)  # counted here: one thread, exact
-            self._deliver(*self.prepare(batch))
+            self.pending.append(self.prepare(batch))
+        # A prepared batch leaves memory only once it is durable (spooled or appended); if
+        # neither the spool nor the database takes it, it waits here and is tried again.
+        while self.pending and (self._durable or time.monotonic() >= self._retry_at):
+            if not self._deliver(*self.pending[0]):
+                break
+            self.pending.popleft()
         if self.state == DEGRADED and time.monotonic() >= self._retry_at:
             self._replay()
 
     # -- snapshot + scrub --------------------------------------------------------------
     def prepare(self, batch: list[Item]) -> tuple[list[NewEvent], list[QuarantineItem]]:
+        """Snapshot and scrub each item; an item that cannot be made into an event is
+        quarantined on its own (with its reason), never taking the batch down with it."""
         events: list[NewEvent] = []
         bad: list[QuarantineItem] = []
         for item in batch:
             now = datetime.fromtimestamp(item.recorded_at, UTC)
             try:
                 inbound = self._snapshot(item)
-            except ContractError as exc:
-                bad.append(
-                    quarantine_item(
-                        self.scrubber,
-                        self.key,
-                        origin="sink",
-                        reason=exc.reason,
-                        detail=exc.detail,
-                        raw=repr(type(item.event)).encode() + str(next(self._ids)).encode(),
-                        recorded_at=now,
-                        run_id=item.run_id,
-                    )
+                run_id = self._safe(self._run_of(inbound, item)) or self.new_run_id()
+                event_id = self._safe(inbound.event_id) or f"{self._id_prefix}-{next(self._ids)}"
+                inbound = InboundEvent(
+                    inbound.source, inbound.type, inbound.event, run_id, event_id
                 )
-                continue
-            run_id = self._run_of(inbound, item)
-            event_id = inbound.event_id or f"{self._id_prefix}-{next(self._ids)}"
-            inbound = InboundEvent(inbound.source, inbound.type, inbound.event, run_id, event_id)
-            events.append(new_event(inbound, scrub(self.scrubber, inbound), run_id, None, now))
+                events.append(new_event(inbound, scrub(self.scrubber, inbound), run_id, None, now))
+            except ContractError as exc:
+                bad.append(self._quarantined(item, exc.reason, exc.detail, now))
+            except Exception as exc:  # noqa: BLE001 - e.g. a __str__ or to_dict() that raises
+                detail = f"{type(exc).__name__} while taking a snapshot of the event"
+                bad.append(self._quarantined(item, "unreadable_event", detail, now))
         return events, bad
+
+    def _quarantined(self, item: Item, reason: str, detail: str, now: datetime) -> QuarantineItem:
+        return quarantine_item(
+            self.scrubber,
+            self.key,
+            origin="sink",
+            reason=reason,
+            detail=detail,
+            raw=f"{self._id_prefix}-{next(self._ids)}".encode(),  # unique across processes
+            recorded_at=now,
+            run_id=self._safe(item.run_id) if isinstance(item.run_id, str) else None,
+        )
+
+    def _safe(self, value: str | None) -> str | None:
+        """Run and event ids given by the caller, as they may be stored (see safe_identifier)."""
+        if value is None:
+            return None
+        known = self._safe_ids.get(value)
+        if known is None:
+            if len(self._safe_ids) > 10_000:
+                self._safe_ids.clear()
+            known = self._safe_ids[value] = safe_identifier(self.scrubber, self.key, value) or ""
+        return known
 
     def _snapshot(self, item: Item) -> InboundEvent:
         """A private copy of the caller's event (their objects are never touched)."""
@@ -174,31 +205,53 @@ class Writer:
         return self._bare_run
 
     # -- durable delivery --------------------------------------------------------------
-    def _deliver(self, events: list[NewEvent], bad: list[QuarantineItem]) -> None:
-        self.spool.append("events", events)
-        self.spool.append("quarantine", bad)
-        written_ahead = bool(events) + bool(bad)
-        self._unacked += written_ahead
-        if self.state == DEGRADED:
+    def _deliver(self, events: list[NewEvent], bad: list[QuarantineItem]) -> bool:
+        """Make one prepared batch durable: True once it is spooled or appended."""
+        ahead = self._write_ahead(events, bad)
+        if self.state == DEGRADED and ahead:
             self.counters.spooled += len(events)
-            return
+            return True
         try:
             if events:
                 result = self.store.appender.append(events)
                 self.counters.written += result.appended + result.duplicates
-                self.counters.quarantined += len(result.conflicts)
+                self.counters.quarantined += len(result.conflicts) + result.rejected
             if bad:
                 self.store.quarantine.add(bad)
                 self.counters.quarantined += len(bad)
         except Exception as exc:  # noqa: BLE001 - any failure: keep it in the spool
-            self.counters.spooled += len(events)
             self._degrade(exc)
-            return
-        self._unacked -= written_ahead
-        if self._unacked == 0:
-            self.spool.discard_current()
+            if ahead:
+                self.counters.spooled += len(events)
+            return bool(ahead)
+        if ahead:
+            self._unacked -= ahead
+            if self._unacked == 0:
+                self.spool.discard_current()
+        return True
 
-    def _safe(self, exc: BaseException) -> str:
+    def _write_ahead(self, events: list[NewEvent], bad: list[QuarantineItem]) -> int:
+        """Spool the batch; the number of records written, or 0 when the spool failed."""
+        try:
+            self.spool.append("events", events)
+            self.spool.append("quarantine", bad)
+        except Exception as exc:  # noqa: BLE001 - a full or broken disk: try the database alone
+            if self._durable:
+                log.error(
+                    "tracelake sink cannot write its spool at %s (%s); writing to the database "
+                    "without it",
+                    self.spool.root,
+                    self._safe_error(exc),
+                )
+            self._durable = False
+            self._retry_at = time.monotonic() + self._backoff
+            return 0
+        self._durable = True
+        written = bool(events) + bool(bad)
+        self._unacked += written
+        return written
+
+    def _safe_error(self, exc: BaseException) -> str:
         """An exception's first line, scrubbed: log lines are a path to disk too."""
         try:
             return self.scrubber.scrub_text(_short(exc), max_len=200)
@@ -213,7 +266,7 @@ class Writer:
             log.warning(
                 "tracelake sink degraded: the database refused a write (%s); events go to the "
                 "spool at %s and are replayed when it is back",
-                self._safe(exc),
+                self._safe_error(exc),
                 self.spool.root,
             )
 
@@ -247,6 +300,7 @@ class Replayed:
     appended: int = 0
     duplicates: int = 0
     quarantined: int = 0
+    corrupt: int = 0
 
 
 def replay(spool: Spool, store: Store) -> Replayed:
@@ -257,14 +311,25 @@ def replay(spool: Spool, store: Store) -> Replayed:
     """
     done = Replayed()
     for segment in spool.replayable():
-        for record in spool.read(segment):
-            if record.kind == "events":
-                result = store.appender.append(record.items)  # type: ignore[arg-type]
-                done.appended += result.appended
-                done.duplicates += result.duplicates
-                done.quarantined += len(result.conflicts)
-            else:
-                done.quarantined += store.quarantine.add(record.items)  # type: ignore[arg-type]
+        try:
+            for record in spool.read(segment):
+                if record.kind == "events":
+                    result = store.appender.append(record.items)  # type: ignore[arg-type]
+                    done.appended += result.appended
+                    done.duplicates += result.duplicates
+                    done.quarantined += len(result.conflicts) + result.rejected
+                else:
+                    done.quarantined += store.quarantine.add(record.items)  # type: ignore[arg-type]
+        except SpoolCorruptError:
+            kept = spool.quarantine_segment(segment)
+            log.error(
+                "tracelake spool: %s is damaged after its readable records; those were "
+                "replayed, the file is kept as %s for inspection",
+                segment.name,
+                kept,
+            )
+            done.corrupt += 1
+            continue
         spool.remove(segment)
         done.segments += 1
     return done

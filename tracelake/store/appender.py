@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from tracelake.errors import DataRejectedError
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, NewEvent, PreparedEvent, QuarantineItem
@@ -90,8 +91,26 @@ class Appender(ABC):
         self.quarantine = quarantine
 
     def append(self, batch: Sequence[NewEvent]) -> AppendResult:
+        """Append a batch in one transaction.
+
+        If the database refuses a *value* (not an outage), the batch is split until the events
+        it refuses are found; those are quarantined as ``rejected_by_database`` with a preview
+        of their (scrubbed) payload, and every other event is appended. Outages raise.
+        """
         if not batch:
             return AppendResult()
+        try:
+            return self._append_once(batch)
+        except DataRejectedError as exc:
+            if len(batch) == 1:
+                self.quarantine.add([_rejected_item(batch[0], exc)])
+                return AppendResult(rejected=1)
+            half = len(batch) // 2
+            result = self.append(batch[:half])
+            result += self.append(batch[half:])
+            return result
+
+    def _append_once(self, batch: Sequence[NewEvent]) -> AppendResult:
         with translate_errors("append to events"), write_transaction(self.engine) as conn:
             self.lock(conn)
             return self._append_locked(conn, list(batch))
@@ -101,21 +120,23 @@ class Appender(ABC):
         by_key: dict[tuple[str, int], str | NewEvent] = dict(
             self.existing_keys(conn, keyed) if keyed else {}
         )
-        ids = [e.event_id for e in batch if e.event_id is not None]
-        by_id: dict[str, str | NewEvent] = dict(self.existing_event_ids(conn, ids) if ids else {})
+        ids = [(e.run_id, e.event_id) for e in batch if e.event_id is not None]
+        by_id: dict[tuple[str, str], str | NewEvent] = dict(
+            self.existing_event_ids(conn, ids) if ids else {}
+        )
         result = AppendResult()
         fresh: list[NewEvent] = []
         for e in batch:
             key = e.key if e.seq is not None else None
             seen = by_key.get(key) if key is not None else None
             if seen is None and e.event_id is not None:
-                seen = by_id.get(e.event_id)
+                seen = by_id.get((e.run_id, e.event_id))
             if seen is None:
                 fresh.append(e)
                 if key is not None:
                     by_key[key] = e  # a repeat inside the same batch compares against it
                 if e.event_id is not None:
-                    by_id[e.event_id] = e
+                    by_id[(e.run_id, e.event_id)] = e
             elif _hash(seen) == content_hash(e):
                 result.duplicates += 1
             else:
@@ -168,11 +189,19 @@ class Appender(ABC):
     ) -> dict[tuple[str, int], str]:
         """Content hashes of the given ``(run_id, seq)`` keys that are already stored."""
 
-    def existing_event_ids(self, conn: Connection, ids: list[str]) -> dict[str, str]:
-        rows = conn.execute(
-            sa.select(events.c.event_id, events.c.content_hash).where(events.c.event_id.in_(ids))
-        )
-        return {r.event_id: r.content_hash for r in rows}
+    def existing_event_ids(
+        self, conn: Connection, ids: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]:
+        """Content hashes of the given ``(run_id, event_id)`` pairs that are already stored."""
+        found: dict[tuple[str, str], str] = {}
+        for start in range(0, len(ids), 400):
+            rows = conn.execute(
+                sa.select(events.c.run_id, events.c.event_id, events.c.content_hash).where(
+                    sa.tuple_(events.c.run_id, events.c.event_id).in_(ids[start : start + 400])
+                )
+            )
+            found.update({(r.run_id, r.event_id): r.content_hash for r in rows})
+        return found
 
     @abstractmethod
     def write(self, conn: Connection, fresh: list[NewEvent]) -> None:
@@ -245,19 +274,44 @@ def _hash(seen: str | NewEvent) -> str:
     return seen if isinstance(seen, str) else content_hash(seen)
 
 
+def _rejected_item(e: NewEvent, exc: DataRejectedError) -> QuarantineItem:
+    preview = PreparedEvent.of(e).payload_json
+    return QuarantineItem(
+        origin="append",
+        reason="rejected_by_database",
+        detail=str(exc)[:500],
+        recorded_at=datetime.now(UTC),
+        dedupe_key=f"rejected:{e.run_id}:{e.seq}:{e.event_id}:{content_hash(e)}",
+        event_type=e.type,
+        run_id=e.run_id,
+        seq=e.seq,
+        preview=preview[:2000],  # already scrubbed: the payload as it would have been stored
+    )
+
+
 def _conflict_item(e: NewEvent) -> QuarantineItem:
-    digest = content_hash(e)
+    """A different event under a taken key. Its scrubbed payload is kept in the preview, so
+    nothing is lost: an operator can re-send it under a free seq or event_id."""
+    prepared = PreparedEvent.of(e)
+    taken = " and ".join(
+        part
+        for part in (
+            f"seq {e.seq}" if e.seq is not None else "",
+            f"event_id {e.event_id!r}" if e.event_id else "",
+        )
+        if part
+    )
     return QuarantineItem(
         origin="append",
         reason="sequence_conflict",
         detail=(
-            f"run {e.run_id!r} already has a different event at seq {e.seq}"
-            + (f" or event_id {e.event_id!r}" if e.event_id else "")
-            + "; give each event of a run its own seq or event_id"
+            f"run {e.run_id!r} already has a different event at {taken}; "
+            "give each event of a run its own seq or event_id"
         ),
         recorded_at=datetime.now(UTC),
-        dedupe_key=f"conflict:{e.run_id}:{e.seq}:{digest}",
+        dedupe_key=f"conflict:{e.run_id}:{e.seq}:{e.event_id}:{prepared.content_hash}",
         event_type=e.type,
         run_id=e.run_id,
         seq=e.seq,
+        preview=prepared.payload_json[:2000],  # already scrubbed
     )

@@ -15,6 +15,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from tracelake.errors import (
     AppendOnlyViolationError,
     ConfigError,
+    DataRejectedError,
     SchemaNotReadyError,
     StoreError,
     StoreUnavailableError,
@@ -110,6 +111,8 @@ def translate(exc: DBAPIError, what: str) -> StoreError:
         return SchemaNotReadyError(
             f"{what}: the database has no tracelake schema; run `tracelake db upgrade`"
         )
+    if getattr(exc.orig, "sqlstate", None) and str(exc.orig.sqlstate).startswith("22"):  # type: ignore[union-attr]
+        return DataRejectedError(f"{what}: the database refused a value ({message})")
     if _is_unavailable(exc):
         return StoreUnavailableError(
             f"{what}: the database is unreachable ({message}); "

@@ -96,9 +96,11 @@ class AppendResult:
     appended: int = 0
     duplicates: int = 0
     conflicts: list[NewEvent] = field(default_factory=list)
+    rejected: int = 0  # refused by the database itself, quarantined
 
     def __iadd__(self, other: AppendResult) -> AppendResult:
         self.appended += other.appended
         self.duplicates += other.duplicates
+        self.rejected += other.rejected
         self.conflicts.extend(other.conflicts)
         return self

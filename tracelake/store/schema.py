@@ -73,7 +73,7 @@ events = Table(
     Column("seq", Integer, nullable=False),
     Column("type", Text, nullable=False),
     Column("source", Text, nullable=False),
-    Column("event_id", Text, nullable=True, unique=True),
+    Column("event_id", Text, nullable=True),  # a client's id: unique within its run
     Column("plan_id", Text, nullable=True),
     Column("step_id", Text, nullable=True),
     Column("tool", Text, nullable=True),
@@ -83,6 +83,7 @@ events = Table(
     Column("payload", JSONDocument, nullable=False),
     Column("redactions", JSONDocument, nullable=True),
     UniqueConstraint("run_id", "seq"),
+    UniqueConstraint("run_id", "event_id"),
     Index(None, "type", "position"),
     Index(None, "collection_id", "position"),
     sqlite_autoincrement=True,
