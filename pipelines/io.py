@@ -204,9 +204,14 @@ def read_table_range(
         )
         time_column = "finished_at"
     else:
-        source = schema.metadata.tables[table]
-        query = sa.select(*_as_text(source)).where(
-            source.c.position > lower, source.c.position <= upper
+        # Per-run derived rows change while their run goes on (``run_completed`` of a binding
+        # repair, say): every row of a run that moved on since the last export is exported
+        # again, tagged with the run's last position; readers keep the newest per key.
+        source, runs = schema.metadata.tables[table], schema.runs
+        query = (
+            sa.select(*_as_text(source), runs.c.last_position.label("run_position"))
+            .join_from(source, runs, source.c.run_id == runs.c.run_id)
+            .where(runs.c.last_position > lower, runs.c.last_position <= upper)
         )
         if "recorded_at" not in source.c:  # tool_calls: the time of the event it comes from
             ev = schema.events
@@ -215,9 +220,30 @@ def read_table_range(
             )
         time_column = "recorded_at"
     overrides: dict[str, pl.DataType] = {}
+    types = {c.name: _polars_type(c.type) for c in query.selected_columns}
     for frame in _chunks(engine, query.order_by(query.selected_columns.position), overrides, size):
         if frame.height:
-            yield _utc_all(frame), time_column
+            # A column that is all NULL in one chunk would be written as type Null and clash
+            # with the next file's String/Int64: give it its table type.
+            # SQLite returns booleans as 0/1: cast them too, so both backends write one schema.
+            casts = [
+                pl.col(n).cast(types[n])
+                for n, t in frame.schema.items()
+                if t == pl.Null or (types[n] == pl.Boolean() and t != pl.Boolean())
+            ]
+            yield _utc_all(frame.with_columns(casts) if casts else frame), time_column
+
+
+def _polars_type(sql_type: Any) -> pl.DataType:
+    if isinstance(sql_type, sa.Boolean):
+        return pl.Boolean()
+    if isinstance(sql_type, sa.Integer):
+        return pl.Int64()
+    if isinstance(sql_type, sa.Float):
+        return pl.Float64()
+    if isinstance(sql_type, sa.DateTime):
+        return pl.Datetime("us", "UTC")
+    return pl.String()
 
 
 def _as_text(table: sa.Table) -> list[sa.ColumnElement[Any]]:

@@ -11,8 +11,9 @@ Watermarks are gap-safe: for ``events`` the bound is the log's highest position 
 starts (appends are serialised, nothing can appear below it later); for a derived table it is
 the lowest projection checkpoint, so no row below the bound can still be projected later.
 Derived rows are keyed by the position of the event they come from (learning records by their
-run's last position). A run's row re-projected later (a run that continued) is exported again
-in a later part: readers keep the newest part per key.
+run's last position). Every row of a run that moved on since the last export is exported again
+(a binding repair's ``run_completed`` changes when its run ends), with the run's last position
+in ``run_position``: readers keep, per key, the row with the highest ``run_position``.
 """
 
 from __future__ import annotations

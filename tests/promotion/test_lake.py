@@ -59,3 +59,21 @@ def test_incremental_hive_partitioned_export(store: Store, tmp_path: Path) -> No
     ).fetchall()
     assert rows == [("claims-api", 1), ("orders-api", 3)]
     assert sum(n for _, n in rows) == _count(store, learning_records)
+
+
+def test_rows_of_a_run_that_moved_on_are_exported_again(store: Store, tmp_path: Path) -> None:
+    """A binding repair exported before its run ended is re-exported with run_completed set."""
+    from tests.ingest.helpers import gtc_runs, ingest_bytes, jsonl
+
+    run = next(r for r in gtc_runs() if any(e["type"] == "binding.repaired" for e in r))
+    env = [{"type": "runner.event", "run_id": "run-lake", "event": e} for e in run]
+    cut = next(i for i, e in enumerate(run) if e["type"] == "binding.repaired") + 1
+    ingest_bytes(store, jsonl(env[:cut]))
+    export(store, tmp_path)
+    ingest_bytes(store, jsonl(env[cut:]))
+    export(store, tmp_path)
+    rows = pl.read_parquet(
+        str(tmp_path / "binding_repair_evidence" / "**" / "*.parquet"), hive_partitioning=True
+    )
+    newest = rows.sort("run_position").group_by("position").last()
+    assert rows.height == 2 and newest["run_completed"].to_list() in ([True], [1])
