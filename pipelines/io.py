@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any
 
 import polars as pl
@@ -66,6 +67,7 @@ def _chunks(
             iter_batches=True,
             batch_size=size,
             schema_overrides=schema,
+            infer_schema_length=None,  # a column NULL in its first rows must not be typed Null
         )
         for frame in frames:
             yield _utc(frame, schema)
@@ -196,11 +198,28 @@ def read_table_range(
         )
         time_column = "recorded_at"
     elif table == "learning_records":
+        # A new run re-decides the promotion status of every record of its (collection,
+        # query fingerprint) group: export the whole group again, tagged with this export's
+        # bound as run_position (readers keep the newest row per run_id).
         lr_, runs = schema.learning_records, schema.runs
-        query = (
-            sa.select(*_as_text(lr_), runs.c.last_position.label("position"))
+        group = (
+            sa.func.coalesce(lr_.c.collection_id, ""),
+            sa.func.coalesce(lr_.c.query_fingerprint, ""),
+        )
+        touched = (
+            sa.select(*group)
             .join_from(lr_, runs, lr_.c.run_id == runs.c.run_id)
             .where(runs.c.last_position > lower, runs.c.last_position <= upper)
+            .distinct()
+        )
+        query = (
+            sa.select(
+                *_as_text(lr_),
+                runs.c.last_position.label("position"),
+                sa.literal(upper, sa.BigInteger).label("run_position"),
+            )
+            .join_from(lr_, runs, lr_.c.run_id == runs.c.run_id)
+            .where(sa.tuple_(*group).in_(touched), runs.c.last_position <= upper)
         )
         time_column = "finished_at"
     else:
@@ -219,8 +238,12 @@ def read_table_range(
                 source, ev, source.c.position == ev.c.position
             )
         time_column = "recorded_at"
-    overrides: dict[str, pl.DataType] = {}
     types = {c.name: _polars_type(c.type) for c in query.selected_columns}
+    # Text and numbers get their table type up front (no guessing from the first rows);
+    # booleans and datetimes are cast after the read (SQLite hands back 0/1 and naive times).
+    overrides = {
+        n: t for n, t in types.items() if t in (pl.String(), pl.Int64(), pl.Float64())
+    }
     for frame in _chunks(engine, query.order_by(query.selected_columns.position), overrides, size):
         if frame.height:
             # A column that is all NULL in one chunk would be written as type Null and clash
@@ -267,8 +290,13 @@ def _utc_all(frame: pl.DataFrame) -> pl.DataFrame:
 def write_partitions(frame: pl.DataFrame, root: Path, part: str) -> int:
     """One file per (collection, date) partition; the partition values live in the path."""
     written = 0
+    base = root.resolve()
     for (collection, date), group in frame.group_by(["collection", "date"], maintain_order=True):
-        folder = root / f"collection={collection}" / f"date={date}"
+        # Partition values come from event data: percent-encode them as Hive does, so a
+        # collection id can neither leave the lake ("../..") nor add a level ("team/orders").
+        folder = root / f"collection={quote(str(collection), safe='')}" / f"date={date}"
+        if not folder.resolve().is_relative_to(base):
+            raise ValueError(f"partition path escapes the lake: {folder}")
         folder.mkdir(parents=True, exist_ok=True)
         group.drop("collection", "date").write_parquet(folder / f"part-{part}.parquet")
         written += 1

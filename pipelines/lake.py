@@ -12,8 +12,10 @@ starts (appends are serialised, nothing can appear below it later); for a derive
 the lowest projection checkpoint, so no row below the bound can still be projected later.
 Derived rows are keyed by the position of the event they come from (learning records by their
 run's last position). Every row of a run that moved on since the last export is exported again
-(a binding repair's ``run_completed`` changes when its run ends), with the run's last position
-in ``run_position``: readers keep, per key, the row with the highest ``run_position``.
+(a binding repair's ``run_completed`` changes when its run ends), and so is every learning
+record of a (collection, query fingerprint) group that a new run joined (its promotion status
+is re-decided), with ``run_position`` telling versions apart: readers keep, per key, the row
+with the highest ``run_position``.
 """
 
 from __future__ import annotations

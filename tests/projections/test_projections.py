@@ -371,3 +371,23 @@ def test_readme_example_queries_run(projected: Store) -> None:
     assert len(queries) == 5
     for q in queries:
         assert rows(projected, q), q
+
+
+def test_selected_target_is_frozen_when_the_run_finishes(store: Store) -> None:
+    """An event after plan.completed does not change what the learning record learned."""
+    import json
+
+    from tests.ingest.helpers import gtc_runs, ingest_bytes
+    from tracelake.projections import ProjectionEngine
+    from tracelake.store.schema import learning_records as lr
+
+    run = gtc_runs()[0]
+    late = {**next(e for e in run if e["type"] == "step.completed"), "tool": "lateTool"}
+    lines = [{"type": "runner.event", "run_id": "late-run", "event": e} for e in [*run, late]]
+    ingest_bytes(store, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+    ProjectionEngine(store).catch_up()
+    with store.engine.connect() as conn:
+        target = conn.execute(
+            sa.select(lr.c.selected_target).where(lr.c.run_id == "late-run")
+        ).scalar()
+    assert target == "getOrderDetail"

@@ -19,6 +19,24 @@ from tracelake.projections.taxonomy import REASONS, classify
         ),
         ({"kind": "tool", "http_status": 401}, None, "auth_failed", "execute", False),
         ({"kind": "tool", "http_status": 429}, None, "http_4xx", "execute", True),
+        (
+            {"kind": "tool", "exception_type": "ValueError", "message": "invalid timeout value -1"},
+            None,
+            "unknown",
+            "execute",
+            False,
+        ),
+        (
+            {
+                "kind": "tool",
+                "exception_type": "RemoteProtocolError",
+                "message": "Server disconnected without sending a response.",
+            },
+            None,
+            "network_error",
+            "execute",
+            True,
+        ),
         ({"kind": "tool", "http_status": 404}, None, "http_4xx", "execute", False),
         ({"kind": "tool", "http_status": 503}, None, "http_5xx", "execute", True),
         (
@@ -89,3 +107,28 @@ def test_derivation_order(
 def test_every_reason_has_an_action_that_says_what_to_do() -> None:
     for reason, (stage, _retryable, action) in REASONS.items():
         assert stage and len(action) > 20, reason
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ("403 Client Error: Forbidden for url: https://api.shop.local/orders", "auth_failed"),
+        ("404 Client Error: Not Found for url: https://api.shop.local/orders/1", "http_4xx"),
+        ("502 Server Error: Bad Gateway for url: https://api.shop.local/", "http_5xx"),
+    ],
+)
+def test_requests_http_errors_are_classified_through_the_scrubber(
+    message: str, reason: str
+) -> None:
+    """requests.HTTPError's text: the scrubber lifts the status, the classifier uses it."""
+    from tracelake.scrub import get_scrubber
+
+    event = {
+        "type": "step.failed",
+        "stage": "runner",
+        "step_id": "s1",
+        "tool": "getOrder",
+        "error": {"kind": "tool", "exception_type": "HTTPError", "message": message},
+    }
+    stored = get_scrubber(b"k" * 32).scrub_event("graph_tool_call", "step.failed", event).payload
+    assert classify(stored["error"], None).reason == reason

@@ -77,3 +77,70 @@ def test_rows_of_a_run_that_moved_on_are_exported_again(store: Store, tmp_path: 
     )
     newest = rows.sort("run_position").group_by("position").last()
     assert rows.height == 2 and newest["run_completed"].to_list() in ([True], [1])
+
+
+def test_columns_null_in_their_first_rows_do_not_break_the_export(
+    store: Store, tmp_path: Path
+) -> None:
+    """agentlane events (no event_id, no plan ids) first, then graph-tool-call ones."""
+    from tests.ingest.helpers import agentlane_bytes, gtc_runs, ingest_bytes, jsonl
+
+    ingest_bytes(store, agentlane_bytes())
+    ingest_bytes(store, jsonl([e for run in gtc_runs() for e in run]))
+    report = export(store, tmp_path)
+    assert report.rows["events"] > 900
+    frame = pl.scan_parquet(str(tmp_path / "events" / "**" / "*.parquet"), hive_partitioning=True)
+    assert frame.select(pl.len()).collect().item() == report.rows["events"]
+
+
+def test_collection_ids_cannot_leave_the_lake(store: Store, tmp_path: Path) -> None:
+    from dataclasses import asdict
+
+    from tests.ingest.helpers import ingest_bytes, jsonl
+    from tracelake.demo import run_scenario, scenarios
+
+    lines = [
+        {"type": "runner.event", "run_id": f"c{i}", "event": asdict(e)}
+        for i, c in enumerate(["../../escaped", "team/orders", "a=b%c"])
+        for e in run_scenario(scenarios()[1], trace_metadata={"collection_id": c})
+    ]
+    ingest_bytes(store, jsonl(lines))
+    lake = tmp_path / "lake"
+    export(store, lake)
+    assert not (tmp_path / "escaped").exists()
+    files = list(tmp_path.rglob("*.parquet"))
+    assert files and all(lake in f.parents for f in files)
+    read = duckdb.sql(
+        f"SELECT DISTINCT collection_id, collection FROM "
+        f"read_parquet('{lake}/events/**/*.parquet', hive_partitioning=true) ORDER BY 1"
+    ).fetchall()
+    assert read == [
+        ("../../escaped", "../../escaped"),
+        ("a=b%c", "a=b%c"),
+        ("team/orders", "team/orders"),
+    ]
+
+
+def test_a_new_run_refreshes_its_groups_promotion_status_in_the_lake(
+    store: Store, tmp_path: Path
+) -> None:
+    add_runs(store, "orders-api", ["order_detail", "order_detail"], "a")
+    export(store, tmp_path)
+    add_runs(store, "orders-api", ["rate_limited_429"] * 3, "b")  # same goal, failing
+    export(store, tmp_path)
+    lake = (
+        pl.scan_parquet(
+            str(tmp_path / "learning_records" / "**" / "*.parquet"), hive_partitioning=True
+        )
+        .sort("run_position")
+        .group_by("run_id")
+        .last()
+        .collect()
+    )
+    with store.engine.connect() as conn:
+        db = dict(
+            conn.execute(
+                sa.select(learning_records.c.run_id, learning_records.c.promotion_status)
+            ).all()
+        )
+    assert dict(zip(lake["run_id"], lake["promotion_status"], strict=True)) == db

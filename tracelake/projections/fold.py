@@ -151,7 +151,7 @@ def _graph_tool_call(run: RunFold, e: StoredEvent) -> None:
         tool = _s(p.get("tool")) or run.tool_of(plan_id, step_id)
         if tool:
             run.tool_calls.append(ToolCall(e, tool, True, step_id, _num(p.get("duration_ms"))))
-            if plan_id == (run.plan_ids[-1] if run.plan_ids else None):
+            if not run.finished and plan_id == (run.plan_ids[-1] if run.plan_ids else None):
                 run.selected_target = tool  # the last completed step of the final plan
     elif t == "plan.repaired":
         run.repair_count += 1

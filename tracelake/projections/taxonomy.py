@@ -104,11 +104,18 @@ REASONS: dict[str, tuple[str, bool, str]] = {
 }
 
 _TIMEOUT_TYPE = re.compile(r"(?i)timeout|timed_?out|deadline")
-_TIMEOUT_MSG = re.compile(r"(?i)\btimed?[\s_-]?out\b|\btimeout\b|deadline exceeded")
-_NETWORK_TYPE = re.compile(r"(?i)connect|network|socket|dns|gaierror|unreachable|remotedisconn")
+# "timed out", "timeout after 5s", "read timeout", "deadline exceeded"; not "invalid timeout value"
+_TIMEOUT_MSG = re.compile(
+    r"(?i)\btimed?[\s_-]?out\b(?!\s+(?:value|setting|parameter|argument|must|should))"
+    r"(?<!invalid timeout)(?<!invalid time out)|deadline exceeded"
+)
+_NETWORK_TYPE = re.compile(
+    r"(?i)connect|network|socket|dns|gaierror|unreachable|remotedisconn|remoteprotocol"
+)
 _NETWORK_MSG = re.compile(
     r"(?i)connection (?:refused|reset|aborted|error|closed)|network (?:is )?unreachable"
     r"|name or service not known|temporary failure in name resolution|no route to host"
+    r"|server disconnected"
 )
 _UNSATISFIED = re.compile(r"(?i)unsatisf|could not (?:be )?(?:fill|satisf)|no value for input")
 _MISSING_ARG = re.compile(r"(?i)missing (?:a )?required (?:argument|field|parameter)")

@@ -142,24 +142,60 @@ def learning_block(
     as graph-tool-call stores it per collection (``summarize_learning_state`` counts)."""
     block_policy = {**DEFAULT_POLICY, **(policy or {})}
     docs = list_suggestions(store, collection=collection)
-    # graph-tool-call's merge order: status, then last_seen_at, both descending; capped.
-    docs.sort(key=lambda d: (str(d.get("status")), str(d.get("last_seen_at"))), reverse=True)
+    # Capped like graph-tool-call's merge, but decided suggestions are kept first: its order
+    # (status *text* descending) would cut the promoted ones, the only ones that act in
+    # mode="promoted", before any suggested one.
+    docs.sort(key=lambda d: str(d.get("last_seen_at")), reverse=True)
+    docs.sort(key=lambda d: _KEEP_FIRST.get(str(d.get("status")), len(_KEEP_FIRST)))
     docs = docs[: int(block_policy["max_suggestions"])]
-    lr = learning_records
-    with translate_errors("read learning records"), store.engine.connect() as conn:
-        counts = conn.execute(
-            sa.select(
-                sa.func.count().label("n"),
-                sa.func.sum(sa.case((lr.c.success.is_(True), 1), else_=0)).label("ok"),
-            ).where(sa.func.coalesce(lr.c.collection_id, "") == collection)
-        ).one()
-    attempts, successes = int(counts.n or 0), int(counts.ok or 0)
-    summary = {
-        "attempt_count": attempts,
+    attempts = recent_attempts(store, collection, int(block_policy["max_attempts"]))
+    successes = sum(1 for a in attempts if a["success"])
+    summary = {  # what graph-tool-call's summarize_learning_state computes from this block
+        "attempt_count": len(attempts),
         "success_count": successes,
-        "failure_count": attempts - successes,
-        "success_rate": round(successes / attempts, 4) if attempts else None,
+        "failure_count": len(attempts) - successes,
+        "success_rate": round(successes / len(attempts), 4) if attempts else None,
         "suggestion_count": len(docs),
         **{f"{s}_count": sum(1 for d in docs if d.get("status") == s) for s in STATUSES},
     }
-    return {"learning": {"suggestions": docs, "promotion_policy": block_policy, "summary": summary}}
+    return {
+        "learning": {
+            "suggestions": docs,
+            "attempts": attempts,
+            "promotion_policy": block_policy,
+            "summary": summary,
+        }
+    }
+
+
+_KEEP_FIRST = {"promoted": 0, "promotable": 1, "suggested": 2, "rejected": 3}
+
+
+def recent_attempts(store: Store, collection: str, limit: int) -> list[dict[str, Any]]:
+    """The collection's latest learning records in graph-tool-call's attempt shape
+    (``build_trace_learning_record``), newest first: its history for merges and summaries."""
+    lr = learning_records
+    query = (
+        sa.select(lr)
+        .where(sa.func.coalesce(lr.c.collection_id, "") == collection)
+        .order_by(lr.c.finished_at.desc(), lr.c.run_id)
+        .limit(limit)
+    )
+    with translate_errors("read learning records"), store.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    return [
+        {
+            "query": r.goal,
+            "query_fingerprint": r.query_fingerprint,
+            "query_family": r.query_family,
+            "collection_id": r.collection_id or "",
+            "attempt_id": r.run_id,
+            "selected_target": r.selected_target or "",
+            "plan_tools": list(r.plan_tools or []),
+            "failure_reason": r.failure_reason,
+            "success": bool(r.success),
+            "latency_ms": int(r.total_duration_ms) if r.total_duration_ms is not None else None,
+            "created_at": r.finished_at.isoformat() if r.finished_at else None,
+        }
+        for r in rows
+    ]

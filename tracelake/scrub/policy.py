@@ -37,7 +37,8 @@ _REASON_RE = re.compile(
 _HTTP_RE = re.compile(
     r"(?i)\b(?:http(?:\s*status)?|status(?:[\s_-]*code)?|code)\s*[:=]?\s*([1-5]\d{2})\b"
     r"|\b([1-5]\d{2})\s+(?:Bad Request|Unauthorized|Forbidden|Not Found|Conflict|"
-    r"Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout)\b"
+    r"Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout|"
+    r"Client Error|Server Error)\b"  # the last two: requests.HTTPError's "403 Client Error: ..."
 )
 TRACE_METADATA_SAFE = frozenset(
     {"collection_id", "case_id", "quality_case_id", "request_id", "failure_reason", "http_status"}
