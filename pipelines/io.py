@@ -12,8 +12,8 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 import polars as pl
 import sqlalchemy as sa
@@ -241,9 +241,7 @@ def read_table_range(
     types = {c.name: _polars_type(c.type) for c in query.selected_columns}
     # Text and numbers get their table type up front (no guessing from the first rows);
     # booleans and datetimes are cast after the read (SQLite hands back 0/1 and naive times).
-    overrides = {
-        n: t for n, t in types.items() if t in (pl.String(), pl.Int64(), pl.Float64())
-    }
+    overrides = {n: t for n, t in types.items() if t in (pl.String(), pl.Int64(), pl.Float64())}
     for frame in _chunks(engine, query.order_by(query.selected_columns.position), overrides, size):
         if frame.height:
             # A column that is all NULL in one chunk would be written as type Null and clash
