@@ -131,3 +131,36 @@ def test_a_damaged_segment_is_set_aside_not_deleted(store: Store, tmp_path: Path
     done = replay(Spool(tmp_path / "spool"), store)
     assert (done.appended, done.corrupt) == (1, 1)
     assert status(tmp_path / "spool")["corrupt"] == 1  # kept for an operator
+
+
+def test_when_disk_and_database_both_refuse_batches_wait_then_drop_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No database and a spool that cannot be written (simulated ENOSPC): batches wait in
+    memory and are spooled once the disk is back; only what is still refused when close()
+    gives up counts as dropped, and is said in a log line."""
+    from tracelake.sink import spool as spool_module
+
+    monkeypatch.setenv("TRACELAKE_PSEUDONYM_KEY", "k" * 32)
+    url = "postgresql://postgres@127.0.0.1:9/unreachable"
+    real_append = spool_module.Spool.append
+
+    def full(self: Spool, *args: Any, **kw: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spool_module.Spool, "append", full)
+    sink = TraceSink(url, spool_dir=tmp_path / "spool", flush_interval=0.01, retry_max=0.05)
+    for i in range(20):
+        sink.record({"type": "x", "i": i}, run_id="r")
+    assert not sink.flush(0.5)  # nothing is durable yet: the batch waits in memory
+    monkeypatch.setattr(spool_module.Spool, "append", real_append)  # the disk is back
+    assert sink.flush(10)
+    assert sink.stats()["spooled"] == 20
+    monkeypatch.setattr(spool_module.Spool, "append", full)  # and full again
+    for i in range(5):
+        sink.record({"type": "x", "i": 100 + i}, run_id="r")
+    sink.close(timeout=0.5)
+    stats = sink.stats()
+    assert (stats["spooled"], stats["dropped"]) == (20, 5)
+    monkeypatch.setattr(spool_module.Spool, "append", real_append)
+    assert status(tmp_path / "spool")["events"] == 20
