@@ -13,11 +13,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import polars as pl  # noqa: E402
+import polars as pl
 
-from pipelines import io  # noqa: E402
-from pipelines.policy import Policy  # noqa: E402
-from pipelines.promote import derive  # noqa: E402
+from pipelines import io
+from pipelines.policy import Policy
+from pipelines.promote import derive
 
 
 def peak_mb() -> int:
