@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tracelake.contracts import agentlane, graph_tool_call
-from tracelake.contracts.jsonsafe import JSONValue, check_depth, to_jsonable
+from tracelake.contracts.jsonsafe import JSONValue, to_jsonable
 from tracelake.errors import ContractError
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "SOURCE_GRAPH_TOOL_CALL",
     "SOURCE_UNKNOWN",
     "InboundEvent",
-    "check_depth",
     "classify",
     "classify_object",
     "to_jsonable",

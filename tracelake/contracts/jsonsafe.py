@@ -104,19 +104,3 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return f"<{len(obj)} bytes>"
     return str(obj)
-
-
-def check_depth(obj: JSONValue, max_depth: int) -> None:
-    """Raise ``too_deep`` if a parsed JSON tree nests deeper than ``max_depth`` (iterative)."""
-    stack: list[tuple[JSONValue, int]] = [(obj, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node  # type: ignore[assignment]
-        else:
-            continue
-        if depth >= max_depth:
-            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
-        stack.extend((child, depth + 1) for child in children)

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from tracelake.contracts import check_depth, to_jsonable
+from tracelake.contracts import to_jsonable
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
 
@@ -41,6 +41,6 @@ def parse_line(line: Line, max_bytes: int, max_depth: int) -> dict[str, Any]:
         raise ContractError("not_json", f"a value Python cannot read ({str(exc)[:80]})") from None
     if not isinstance(obj, dict):
         raise ContractError("not_an_object", f"a JSON {type(obj).__name__}, not an object")
-    check_depth(obj, max_depth)  # iterative: before the recursive cleaning walk
+    # One walk copies, cleans and depth-checks (it stops at max_depth, so it cannot recurse deep).
     cleaned: dict[str, Any] = to_jsonable(obj, max_depth + 1)
     return cleaned

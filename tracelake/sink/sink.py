@@ -53,7 +53,7 @@ class TraceSink:
     ) -> None:
         """``gc_freeze=True`` builds the scrubber engine now and then calls ``gc.freeze()``, so
         full garbage collections stop rescanning its ~80k long-lived objects: the worst
-        ``record()`` pause drops from ~50 ms to ~3 ms here (BENCHMARKS.md). It is process-wide,
+        ``record()`` pause drops from 50-150 ms to 15-30 ms here (BENCHMARKS.md). It is process-wide,
         so it is the application's choice; call it once, after the application has loaded."""
         import os
 
