@@ -138,20 +138,26 @@ def test_binding_repair_evidence_one_row_per_event(projected: Store) -> None:
         "s1.result.order.orderNo",
         True,
     )
-    assert r.promotion_status == "suggested"
-    cand = rows(
-        projected, "SELECT observations, successes, failures, status FROM binding_repair_candidates"
-    )
-    assert [tuple(c) for c in cand] == [(1, 1, 0, "suggested")]
+    assert r.promotion_status == "unreviewed"  # no decision yet: `tracelake promote` decides
+    cand = rows(projected, "SELECT observations, successes, failures FROM binding_repair_candidates")
+    assert [tuple(c) for c in cand] == [(1, 1, 0)]
 
 
 def test_binding_candidates_become_promotable_after_two_successes(store: Store) -> None:
+    from pipelines import promote
+    from pipelines.policy import Policy
+
     for prefix in ("a", "b"):
         lines = [ln for ln in demo_lines(prefix) if b"binding_repaired" in ln]
         ingest_bytes(store, b"".join(lines), origin=f"{prefix}.jsonl")
         ProjectionEngine(store).catch_up()
-    cand = rows(store, "SELECT observations, successes, status FROM binding_repair_candidates")
-    assert [tuple(c) for c in cand] == [(2, 2, "promotable")]
+    cand = rows(store, "SELECT observations, successes FROM binding_repair_candidates")
+    assert [tuple(c) for c in cand] == [(2, 2)]
+    promote.run(store, Policy())
+    ev = rows(store, "SELECT promotion_status, suggestion_id FROM v_binding_repair_evidence")
+    assert len(ev) == 2 and {e.promotion_status for e in ev} == {"promotable"}
+    (status,) = rows(store, "SELECT status FROM suggestions WHERE id = :i", i=ev[0].suggestion_id)
+    assert status == ("promotable",)  # the one source of truth the view reads
 
 
 def test_coercion_evidence(projected: Store) -> None:

@@ -2,15 +2,13 @@
 
 One evidence row per ``binding.repaired`` (step, the step's tool, field_name, recovered_path,
 scrubbed value preview, always low confidence), with whether the run then completed (NULL
-while the run is open). The aggregate per (collection, tool, field_name, recovered_path)
-counts observations, successes and failures and carries a promotion status; it is recomputed
-from the evidence rows of the keys a batch touched, in the same transaction, so it can never
-drift from them.
+while the run is open). A row is inserted once, when its event is folded; ``run_completed`` is
+set once, when the run finishes. The aggregate per (collection, tool, field_name,
+recovered_path) counts observations, successes and failures; it is recounted from the evidence
+rows of the keys a batch touched, in the same transaction, so it can never drift from them.
 
-Status (graph-tool-call's default promotion policy): ``promotable`` after at least
-``MIN_SUCCESSES`` completed runs with a failure ratio of at most ``MAX_FAILURE_RATIO``, else
-``suggested``. ``promoted`` / ``rejected`` are operator decisions; nothing in the log records
-them yet, so this projection does not produce them.
+No promotion status is stored here: ``v_binding_repair_evidence`` reads it from the suggestion
+decisions (``suggestions``), their one source of truth.
 """
 
 from __future__ import annotations
@@ -26,8 +24,6 @@ from tracelake.projections.fold import RunFold
 from tracelake.store.schema import binding_repair_candidates as candidates
 from tracelake.store.schema import binding_repair_evidence as evidence
 
-MIN_SUCCESSES = 2
-MAX_FAILURE_RATIO = 0.5
 Key = tuple[str, str, str, str]
 _KEY_COLS = ("collection_id", "tool", "field_name", "recovered_path")
 
@@ -39,17 +35,16 @@ def _s(value: Any) -> str | None:
 def _rows(run: RunFold) -> list[dict[str, Any]]:
     completed = run.success if run.finished else None
     rows = []
-    for e in run.bindings:
-        p = e.payload
-        plan_id, step_id = _s(p.get("plan_id")), _s(p.get("step_id"))
+    for seen in run.bindings:
+        e, p = seen.event, seen.event.payload
         rows.append(
             {
                 "position": e.position,
                 "run_id": run.run_id,
-                "collection_id": run.collection_id,
-                "plan_id": plan_id,
-                "step_id": step_id,
-                "tool": _s(p.get("tool")) or run.tool_of(plan_id, step_id),
+                "collection_id": seen.collection_id,
+                "plan_id": _s(p.get("plan_id")),
+                "step_id": _s(p.get("step_id")),
+                "tool": seen.tool,
                 "field_name": _s(p.get("field_name")),
                 "recovered_path": _s(p.get("recovered_path")),
                 "value_preview": p.get("value_preview"),
@@ -61,8 +56,7 @@ def _rows(run: RunFold) -> list[dict[str, Any]]:
     return rows
 
 
-def _key(row: Any) -> Key:
-    m = row if isinstance(row, dict) else row._mapping
+def _key(m: dict[str, Any]) -> Key:
     return (
         m["collection_id"] or "",
         m["tool"] or "",
@@ -71,30 +65,22 @@ def _key(row: Any) -> Key:
     )
 
 
-def status_of(successes: int, failures: int) -> str:
-    total = successes + failures
-    if successes >= MIN_SUCCESSES and failures <= MAX_FAILURE_RATIO * total:
-        return "promotable"
-    return "suggested"
-
-
 class BindingRepairEvidenceProjection(Projection):
     name = "binding_repair_evidence"
     tables: ClassVar[tuple[sa.Table, ...]] = (evidence, candidates)
 
     def apply(self, conn: Connection, runs: Sequence[RunFold]) -> None:
-        run_ids = [r.run_id for r in runs if r.binding_repair_count]
-        touched: set[Key] = set()
-        for start in range(0, len(run_ids), 400):
-            chunk = run_ids[start : start + 400]
-            old = conn.execute(
-                sa.select(*(evidence.c[c] for c in _KEY_COLS)).where(evidence.c.run_id.in_(chunk))
-            )
-            touched.update(_key(r) for r in old)
-            conn.execute(evidence.delete().where(evidence.c.run_id.in_(chunk)))
         rows = [row for run in runs for row in _rows(run)]
         insert(conn, evidence, rows)
-        touched.update(_key(r) for r in rows)
+        touched: set[Key] = {_key(r) for r in rows}
+        for run in runs:
+            if run.finished_now and run.binding_keys:
+                conn.execute(
+                    evidence.update()
+                    .where(evidence.c.run_id == run.run_id, evidence.c.run_completed.is_(None))
+                    .values(run_completed=bool(run.success))
+                )
+                touched.update(run.binding_keys)
         if touched:
             self._recount(conn, sorted(touched))
 
@@ -130,7 +116,6 @@ class BindingRepairEvidenceProjection(Projection):
                         **r._mapping,
                         "successes": int(r.successes or 0),
                         "failures": int(r.failures or 0),
-                        "status": status_of(int(r.successes or 0), int(r.failures or 0)),
                     }
                     for r in grouped
                 ],

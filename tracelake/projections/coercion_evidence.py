@@ -1,6 +1,7 @@
 """``coercion_evidence``: one row per change of an ``args.coerced`` event (enum-mapping and
 cast candidates): field, rule (``cast``/``enum``), scrubbed from/to, unresolved fields. An
 ``args.coerced`` with no change but unresolved fields gets one row with rule ``unresolved``.
+Rows are fixed when their event is folded and inserted once.
 """
 
 from __future__ import annotations
@@ -11,22 +12,22 @@ from typing import Any, ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import Projection, delete_runs, insert
+from tracelake.projections.engine import Projection, insert
 from tracelake.projections.fold import RunFold
 from tracelake.store.schema import coercion_evidence
 
 
 def _rows(run: RunFold) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for e in run.coercions:
-        p = e.payload
+    for seen in run.coercions:
+        e, p = seen.event, seen.event.payload
         raw_unresolved, raw_changes = p.get("unresolved"), p.get("changes")
         unresolved: list[Any] = raw_unresolved if isinstance(raw_unresolved, list) else []
         changes: list[Any] = raw_changes if isinstance(raw_changes, list) else []
         base = {
             "position": e.position,
             "run_id": run.run_id,
-            "collection_id": run.collection_id,
+            "collection_id": seen.collection_id,
             "plan_id": e.plan_id,
             "step_id": e.step_id,
             "tool": e.tool,
@@ -59,5 +60,4 @@ class CoercionEvidenceProjection(Projection):
     tables: ClassVar[tuple[sa.Table, ...]] = (coercion_evidence,)
 
     def apply(self, conn: Connection, runs: Sequence[RunFold]) -> None:
-        delete_runs(conn, coercion_evidence, [r.run_id for r in runs])
         insert(conn, coercion_evidence, [row for run in runs for row in _rows(run)])

@@ -8,22 +8,30 @@ Invariant 4 — a projection writes its rows and its checkpoint in ONE transacti
 2. read the next batch after the lowest checkpoint with ``Reader.read_after`` — gap-safe,
    because appends are serialised (see ``store.appender``): nothing can later appear below
    a visible position;
-3. fold every run the batch touches from all its events up to the batch's last position and
-   replace that run's rows (see ``projections.fold``);
+3. advance the fold of every run the batch touches by the batch's events (see
+   ``projections.fold``) and hand each projection the runs with the items of the new events
+   only: per-event rows are inserted once, a run's ``runs`` row is replaced, a learning record
+   is inserted at the run's finish;
 4. move the checkpoints to the batch's last position; COMMIT.
 
-A crash anywhere before COMMIT rolls back rows and checkpoint together: the batch is applied
-again on the next run, and because a run's rows are replaced (not incremented) nothing is
-counted twice. Only projections sitting at the same checkpoint share a batch; one that lags
-(e.g. being rebuilt) is advanced alone until it has caught up.
+Linear cost: the engine keeps the folds of the runs it has seen (a bounded cache, tagged with
+the checkpoint it is valid at), so an event is read and folded once whatever the batching: a
+50,000-event run arriving in 1,000-event pieces costs what 50 short runs cost. A run with no
+cached fold (a new process, an evicted run, another projector having moved the checkpoint) is
+folded from its stored prefix once. The cache only ever holds what a committed transaction
+made true: a failed step drops it.
+
+A crash anywhere before COMMIT rolls back rows and checkpoint together; the batch is applied
+again on the next run. Only projections sitting at the same checkpoint share a batch; one that
+lags (e.g. being rebuilt) is advanced alone until it has caught up.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -32,13 +40,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from tracelake.errors import ConfigError
-from tracelake.projections.fold import RunFold, fold
+from tracelake.projections.fold import RunFold, advance, fold
 from tracelake.store import Store
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.records import StoredEvent
 from tracelake.store.schema import projection_checkpoints as checkpoints
 
 DEFAULT_BATCH = 2000
+CACHE_RUNS = 100_000  # folds kept between batches (open runs first; finished runs evicted first)
 # tracelake's own decision events (promotion: ``suggestion.*``, run id ``suggestion:<id>``) live
 # in the same log; they are not runner runs, so only projections that ask for them see them.
 DECISIONS_SOURCE = "tracelake"
@@ -52,7 +61,9 @@ class Projection(ABC):
 
     @abstractmethod
     def apply(self, conn: Connection, runs: Sequence[RunFold]) -> None:
-        """Replace the rows of these runs (each folded from its whole stored prefix)."""
+        """Write what the batch's events add to these runs: each run is folded up to the
+        batch's end, and its per-event items (``failures``, ``tool_calls``, ...) are those of
+        the batch's events only; ``finished_now`` says the run finished in this batch."""
 
     def accepts(self, run: RunFold) -> bool:
         """Which runs this projection sees: runner runs, unless it says otherwise."""
@@ -94,6 +105,10 @@ class ProjectionEngine:
         self.store = store
         self.projections = list(projections) if projections is not None else default_projections()
         self.batch_size = batch_size
+        self.cache_runs = CACHE_RUNS
+        self._folds: OrderedDict[str, RunFold] = OrderedDict()
+        self._folds_at = -1  # the position every cached fold is folded up to
+        self._complete = False  # the cache holds every run with an event <= _folds_at
 
     # -- selection -----------------------------------------------------------------------
     def select(self, names: Sequence[str] | None) -> list[Projection]:
@@ -131,6 +146,7 @@ class ProjectionEngine:
     def reset(self, names: Sequence[str] | None = None) -> None:
         """Delete the projections' rows and set their checkpoints to zero, in one transaction."""
         chosen = self.select(names)
+        self._drop_cache()
         with translate_errors("reset projections"), write_transaction(self.store.engine) as conn:
             self._lock(conn, chosen)
             for p in chosen:
@@ -144,27 +160,78 @@ class ProjectionEngine:
     # -- one batch -------------------------------------------------------------------------
     def step(self, chosen: Sequence[Projection]) -> int:
         """Advance the projections at the lowest checkpoint by one batch; events read."""
-        with translate_errors("apply projections"), write_transaction(self.store.engine) as conn:
-            positions = self._lock(conn, chosen)
-            low = min(positions.values())
-            active = [p for p in chosen if positions[p.name] == low]
-            batch = self.store.reader.read_after(low, self.batch_size)
-            if not batch:
-                return 0
-            high = batch[-1].position
-            runs = self._fold(batch, low)
-            for p in active:
-                p.apply(conn, [r for r in runs if p.accepts(r)])
-                self._save(conn, p.name, high)
-            return len(batch)
+        try:
+            with (
+                translate_errors("apply projections"),
+                write_transaction(self.store.engine) as conn,
+            ):
+                positions = self._lock(conn, chosen)
+                low = min(positions.values())
+                active = [p for p in chosen if positions[p.name] == low]
+                batch = self.store.reader.read_after(low, self.batch_size)
+                if not batch:
+                    return 0
+                high = batch[-1].position
+                runs = self._fold(batch, low)
+                for p in active:
+                    p.apply(conn, [r for r in runs if p.accepts(r)])
+                    self._save(conn, p.name, high)
+        except BaseException:
+            self._drop_cache()  # folds advanced past what was committed
+            raise
+        self._keep(runs, high)
+        return len(batch)
 
+    # -- folds -----------------------------------------------------------------------------
     def _fold(self, batch: list[StoredEvent], low: int) -> list[RunFold]:
+        """Each touched run's fold advanced by its batch events; items = the batch's only."""
+        if self._folds_at != low:
+            self._drop_cache()
+            self._complete = low == 0
         by_run: dict[str, list[StoredEvent]] = defaultdict(list)
         for e in batch:
             by_run[e.run_id].append(e)
-        for e in self.store.reader.read_runs_until(list(by_run), low):
-            by_run[e.run_id].append(e)
-        return [fold(sorted(evs, key=_position)) for evs in by_run.values()]
+        folds: dict[str, RunFold] = {}
+        cold = [rid for rid in by_run if rid not in self._folds]
+        if cold and not self._complete:
+            prefix: dict[str, list[StoredEvent]] = defaultdict(list)
+            for e in self.store.reader.read_runs_until(cold, low):
+                prefix[e.run_id].append(e)
+            for rid, events in prefix.items():
+                folds[rid] = fold(events)
+                folds[rid].emitted()  # rows of these events were written by earlier batches
+        out = []
+        for rid, events in by_run.items():
+            run = self._folds.get(rid) or folds.get(rid)
+            if run is None:
+                run = fold(events)
+            else:
+                run.emitted()
+                advance(run, events)
+            out.append(run)
+        return out
+
+    def _keep(self, runs: list[RunFold], high: int) -> None:
+        for run in runs:
+            run.emitted()
+            if run.source != DECISIONS_SOURCE:
+                # only the suggestions projection reads a last event's payload
+                run.last_event = replace(run.last_event, payload={}, redactions=None)
+            self._folds[run.run_id] = run
+            self._folds.move_to_end(run.run_id)
+        self._folds_at = high
+        excess = len(self._folds) - self.cache_runs
+        if excess > 0:
+            self._complete = False
+            finished = [rid for rid, r in self._folds.items() if r.finished][:excess]
+            for rid in finished:
+                del self._folds[rid]
+            while len(self._folds) > self.cache_runs:
+                self._folds.popitem(last=False)
+
+    def _drop_cache(self) -> None:
+        self._folds.clear()
+        self._folds_at, self._complete = -1, False
 
     # -- checkpoints -----------------------------------------------------------------------
     def _lock(self, conn: Connection, chosen: Sequence[Projection]) -> dict[str, int]:
@@ -194,7 +261,3 @@ class ProjectionEngine:
 
 def _names(chosen: Sequence[Projection]) -> list[str]:
     return [p.name for p in chosen]
-
-
-def _position(e: StoredEvent) -> int:
-    return e.position

@@ -2,7 +2,9 @@
 
 Failures: ``step.failed``, each failed attempt before a ``step.retrying``, the error of a
 ``step.skipped``, ``plan.aborted``; agentlane ``tool_end`` with ``ok`` false and a root run
-that ended without a result. A failure that matches no rule is stored as ``unknown``.
+that ended without a result. A failure that matches no rule is stored as ``unknown``. ``detail``
+is the finer, stable sub-code of the reason (``projections.failure_detail``). A row is fixed
+when its event is folded and inserted once.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import Projection, delete_runs, insert
+from tracelake.projections.engine import Projection, insert
 from tracelake.projections.fold import RunFold
 from tracelake.store.schema import failure_taxonomy
 
@@ -23,7 +25,6 @@ class FailureTaxonomyProjection(Projection):
     tables: ClassVar[tuple[sa.Table, ...]] = (failure_taxonomy,)
 
     def apply(self, conn: Connection, runs: Sequence[RunFold]) -> None:
-        delete_runs(conn, failure_taxonomy, [r.run_id for r in runs])
         insert(
             conn,
             failure_taxonomy,
@@ -33,12 +34,13 @@ class FailureTaxonomyProjection(Projection):
                     "run_id": run.run_id,
                     "source": run.source,
                     "event_type": f.event.type,
-                    "collection_id": run.collection_id,
+                    "collection_id": f.collection_id,
                     "plan_id": f.plan_id,
                     "step_id": f.step_id,
                     "tool": f.tool,
                     "stage": f.classification.stage,
                     "reason": f.classification.reason,
+                    "detail": f.classification.detail,
                     "retryable": f.classification.retryable,
                     "operator_action": f.classification.operator_action,
                     "http_status": f.classification.http_status,

@@ -1,9 +1,13 @@
-"""One run's stored events folded into what every projection needs: a pure function.
+"""One run's stored events folded into what every projection needs: pure functions.
 
-Projections are derived per run: whenever a batch touches a run, the run is folded again from
-all its stored events up to the batch's last position, and the run's rows are replaced. So a
-row never depends on how the log was cut into batches (rebuild == incremental), and applying
-the same events twice cannot double-count. Only the scrubbed, stored payloads are read.
+``fold(events)`` folds a run from its first event; ``advance(run, more)`` continues a fold with
+the run's next events, so the projection engine folds each event once, whatever the batching
+(it keeps the folds of open runs between batches and re-reads a run's stored prefix only when
+it has no fold for it, e.g. in a new process). Every derived value depends only on the events
+up to the one that produced it: a per-event row (a failure, a tool call, a binding repair, a
+coercion, a data flow) is fixed when its event is folded, and the learning record is frozen at
+the event that finished the run. So rows never depend on how the log was cut into batches
+(rebuild == incremental). Only the scrubbed, stored payloads are read.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tracelake.projections.dataflow import DATAFLOW_TYPES, DataFlowState
 from tracelake.projections.taxonomy import Classification, classify
 from tracelake.store.records import StoredEvent
 
@@ -56,6 +61,7 @@ class Failure:
     tool: str | None
     attempt: int | None = None
     field_name: str | None = None
+    collection_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -65,10 +71,25 @@ class ToolCall:
     ok: bool
     step_id: str | None
     duration_ms: float | None
+    collection_id: str | None = None
+
+
+@dataclass(slots=True)
+class Observed:
+    """An event a projection turns into rows (a binding repair, a coercion), with what the run
+    knew when it happened."""
+
+    event: StoredEvent
+    collection_id: str | None
+    tool: str | None
 
 
 @dataclass(slots=True)
 class RunFold:
+    """A run folded up to some position. Per-event items (``failures``, ``tool_calls``,
+    ``bindings``, ``coercions``, ``flows``) hold what the last :func:`advance` added: the
+    projection engine hands projections only the rows of new events."""
+
     run_id: str
     source: str
     started_at: datetime
@@ -78,6 +99,9 @@ class RunFold:
     finished: bool = False
     success: bool | None = None
     ended_at: datetime | None = None
+    finish_position: int | None = None  # the event that finished the run
+    record: dict[str, Any] | None = None  # the learning record, frozen at the finish
+    finished_now: bool = False  # the last advance() finished the run
     plan_ids: list[str] = field(default_factory=list)
     goal: str | None = None
     tools: list[str] = field(default_factory=list)
@@ -95,13 +119,27 @@ class RunFold:
     coercion_count: int = 0
     binding_repair_count: int = 0
     step_tools: dict[tuple[str | None, str | None], str] = field(default_factory=dict)
+    binding_keys: set[tuple[str, str, str, str]] = field(default_factory=set)
+    # binding repairs come before their step's step.started, which names the tool: they wait
+    # for it (or for the run's end) and are emitted once, with the tool
+    waiting_bindings: dict[tuple[str | None, str | None], list[Observed]] = field(
+        default_factory=dict
+    )
     failures: list[Failure] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)
-    bindings: list[StoredEvent] = field(default_factory=list)
-    coercions: list[StoredEvent] = field(default_factory=list)
+    bindings: list[Observed] = field(default_factory=list)
+    coercions: list[Observed] = field(default_factory=list)
+    flows: list[dict[str, Any]] = field(default_factory=list)
+    dataflow: DataFlowState | None = None
 
     def tool_of(self, plan_id: str | None, step_id: str | None) -> str | None:
         return self.step_tools.get((plan_id, step_id))
+
+    def emitted(self) -> None:
+        """Forget the per-event items: their rows are written."""
+        self.failures, self.tool_calls, self.bindings = [], [], []
+        self.coercions, self.flows = [], []
+        self.finished_now = False
 
 
 def _s(value: Any) -> str | None:
@@ -115,8 +153,18 @@ def _num(value: Any) -> float | None:
 def fold(events: list[StoredEvent]) -> RunFold:
     """Fold one run's events (in position order, at least one) into a :class:`RunFold`."""
     first = events[0]
-    run = RunFold(first.run_id, first.source, first.recorded_at, events[-1])
+    run = RunFold(first.run_id, first.source, first.recorded_at, first)
+    advance(run, events)
+    return run
+
+
+def advance(run: RunFold, events: list[StoredEvent]) -> RunFold:
+    """Fold more of the run's events (in position order, after those already folded).
+
+    Every derived value depends only on the events up to the one that produced it, never on
+    how the log was cut into batches: rebuild == incremental."""
     for e in events:
+        run.last_event = e
         run.event_count += 1
         if run.collection_id is None and e.collection_id:
             run.collection_id = e.collection_id
@@ -126,8 +174,18 @@ def fold(events: list[StoredEvent]) -> RunFold:
             _graph_tool_call(run, e)
         if not run.finished and e.type in UI_GROUP:
             run.status = UI_GROUP[e.type]
-    if run.finished:
-        run.status = SUCCESS if run.success else FAILED
+        if run.finished:
+            run.status = SUCCESS if run.success else FAILED
+        if run.finished and run.finish_position is None:
+            run.finish_position, run.finished_now = e.position, True
+            run.dataflow = None  # flows are observed up to the run's end
+            for waiting in run.waiting_bindings.values():  # their step never started
+                for seen in waiting:
+                    _emit_binding(run, seen)
+            run.waiting_bindings.clear()
+            from tracelake.projections.learning_records import record_of
+
+            run.record = record_of(run)
     return run
 
 
@@ -147,10 +205,15 @@ def _graph_tool_call(run: RunFold, e: StoredEvent) -> None:
         if tool:
             run.tools.append(tool)
             run.step_tools[(plan_id, step_id)] = tool
+        for seen in run.waiting_bindings.pop((plan_id, step_id), ()):
+            seen.tool = tool
+            _emit_binding(run, seen)
     elif t == "step.completed":
         tool = _s(p.get("tool")) or run.tool_of(plan_id, step_id)
         if tool:
-            run.tool_calls.append(ToolCall(e, tool, True, step_id, _num(p.get("duration_ms"))))
+            run.tool_calls.append(
+                ToolCall(e, tool, True, step_id, _num(p.get("duration_ms")), run.collection_id)
+            )
             if not run.finished and plan_id == (run.plan_ids[-1] if run.plan_ids else None):
                 run.selected_target = tool  # the last completed step of the final plan
     elif t == "plan.repaired":
@@ -161,13 +224,18 @@ def _graph_tool_call(run: RunFold, e: StoredEvent) -> None:
         failed = _s(p.get("failed_step"))
         tool = run.tool_of(plan_id, failed)
         if tool:
-            run.tool_calls.append(ToolCall(e, tool, False, failed, None))
+            run.tool_calls.append(ToolCall(e, tool, False, failed, None, run.collection_id))
     elif t == "args.coerced":
         run.coercion_count += 1
-        run.coercions.append(e)
+        run.coercions.append(Observed(e, run.collection_id, e.tool))
     elif t == "binding.repaired":
         run.binding_repair_count += 1
-        run.bindings.append(e)
+        tool = _s(p.get("tool")) or run.tool_of(plan_id, step_id)
+        seen = Observed(e, run.collection_id, tool)
+        if tool is None:
+            run.waiting_bindings.setdefault((plan_id, step_id), []).append(seen)
+        else:
+            _emit_binding(run, seen)
     elif t in ("plan.completed", "plan.aborted") and not run.finished:
         run.finished, run.success, run.ended_at = True, t == "plan.completed", e.recorded_at
         run.total_duration_ms = _num(p.get("total_duration_ms"))
@@ -193,11 +261,30 @@ def _graph_tool_call(run: RunFold, e: StoredEvent) -> None:
             _s(error.get("field_name")) or _s(error.get("field"))
             if isinstance(error, dict)
             else None
+        ) or cls.field_name
+        run.failures.append(
+            Failure(e, cls, plan_id, f_step, tool, attempt, fname, run.collection_id)
         )
-        run.failures.append(Failure(e, cls, plan_id, f_step, tool, attempt, fname))
         if not is_plan and tool and cls.error_kind not in NOT_CALLED_KINDS:
             dur = _num(p.get("duration_ms")) if t == "step.failed" else None
-            run.tool_calls.append(ToolCall(e, tool, False, step_id, dur))
+            run.tool_calls.append(ToolCall(e, tool, False, step_id, dur, run.collection_id))
+    if not run.finished and t in DATAFLOW_TYPES and run.source == "graph_tool_call":
+        if run.dataflow is None:
+            run.dataflow = DataFlowState()
+        run.flows.extend(run.dataflow.observe(run, e))
+
+
+def _emit_binding(run: RunFold, seen: Observed) -> None:
+    p = seen.event.payload
+    run.bindings.append(seen)
+    run.binding_keys.add(
+        (
+            seen.collection_id or "",
+            seen.tool or "",
+            _s(p.get("field_name")) or "",
+            _s(p.get("recovered_path")) or "",
+        )
+    )
 
 
 def _trace_tool(trace_steps: Any, step_id: str | None) -> str | None:
@@ -232,11 +319,14 @@ def _agentlane(run: RunFold, e: StoredEvent) -> None:
         name = name or run.tool_of(None, call_id) or "?"
         run.step_tools.pop((None, call_id), None)  # what is left at agent_end never ended
         ok = p.get("ok") is not False
-        run.tool_calls.append(ToolCall(e, name, ok, call_id, None))
+        run.tool_calls.append(ToolCall(e, name, ok, call_id, None, run.collection_id))
         if ok and root:
             run.selected_target = name
         if not ok:
-            run.failures.append(Failure(e, classify(p.get("error")), None, call_id, name))
+            cls = classify(p.get("error"))
+            run.failures.append(
+                Failure(e, cls, None, call_id, name, None, cls.field_name, run.collection_id)
+            )
             run.status = ATTENTION
     elif t == "agent_end" and root and not run.finished:
         run.finished, run.ended_at = True, e.recorded_at
@@ -247,7 +337,12 @@ def _agentlane(run: RunFold, e: StoredEvent) -> None:
             run.outcome = classify(p.get("error"), default_stage=stage)
             if open_calls:
                 (_, run.failed_step), run.failed_tool = open_calls[-1]
-            run.failures.append(Failure(e, run.outcome, None, run.failed_step, run.failed_tool))
+            run.failures.append(
+                Failure(
+                    e, run.outcome, None, run.failed_step, run.failed_tool,
+                    None, None, run.collection_id,
+                )
+            )
             run.selected_target = None
     if t == "tool_end" and p.get("ok") is not False and not run.finished:
         run.status = PARTIAL

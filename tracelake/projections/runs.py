@@ -1,4 +1,8 @@
-"""``runs``: one row per run — status in seed 000's UI grouping, plan ids, times, counts."""
+"""``runs``: one row per run — status in seed 000's UI grouping, plan ids, times, counts.
+
+The only per-run row that changes while a run goes on: replaced for every run a batch touches
+(one delete and one insert per touched run and batch, whatever the run's length).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ COUNTS = (
     "repair_count",
     "coercion_count",
     "binding_repair_count",
-)
+)  # the same names as learning_records.COUNTS
 
 
 def run_row(run: RunFold) -> dict[str, Any]:

@@ -12,8 +12,13 @@ Derivation order (issue 4):
    5xx -> ``http_5xx``;
 3. the exception type and message: timeouts -> ``timeout``, connection errors ->
    ``network_error``;
-4. the error kind: binding errors -> a binding reason (``binding_failed``,
-   ``unsatisfied_field``, ``missing_required_argument``, ``output_binding_failed``).
+4. the error kind: binding errors -> a binding reason from graph-tool-call's message
+   (``unsatisfied_field`` when the run's input could not fill the argument, ``binding_failed``
+   when an upstream step's output could not, ``missing_required_argument``,
+   ``output_binding_failed``; see ``projections.failure_detail``).
+
+Every classification also has a ``detail``: a stable snake_case sub-code of the reason
+(``failure_detail`` documents each with the message pattern it comes from).
 
 Anything else is ``unknown``: stored, never dropped.
 """
@@ -23,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from tracelake.projections.failure_detail import binding_cause, detail_of
 
 # seed 002's adapter reason codes, graph-tool-call's failure taxonomy, and what we derive.
 REASONS: dict[str, tuple[str, bool, str]] = {
@@ -118,7 +125,6 @@ _NETWORK_MSG = re.compile(
     r"|server disconnected"
 )
 _UNSATISFIED = re.compile(r"(?i)unsatisf|could not (?:be )?(?:fill|satisf)|no value for input")
-_MISSING_ARG = re.compile(r"(?i)missing (?:a )?required (?:argument|field|parameter)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +136,8 @@ class Classification:
     http_status: int | None = None
     exception_type: str | None = None
     error_kind: str | None = None
+    detail: str = "unknown"
+    field_name: str | None = None  # the input or output key a binding failure names
 
 
 def _str(value: Any) -> str | None:
@@ -186,6 +194,14 @@ def classify(error: Any, metadata: Any = None, *, default_stage: str = "execute"
             reason = "http_4xx"
         else:
             reason = "http_5xx"
+    detail: str | None = None
+    field_name: str | None = None
+    # binding messages name keys ("timeout" can be one): judged before the message rules
+    if reason is None and kind in ("binding", "output_binding"):
+        cause = binding_cause(kind, message)
+        reason, detail, field_name = cause.reason, cause.detail, cause.field_name
+        if cause.detail == "binding_unresolved" and _UNSATISFIED.search(message):
+            reason, detail = "unsatisfied_field", "input_unsatisfied"
     if reason is None and (
         (exc_type and _TIMEOUT_TYPE.search(exc_type)) or _TIMEOUT_MSG.search(message)
     ):
@@ -194,19 +210,13 @@ def classify(error: Any, metadata: Any = None, *, default_stage: str = "execute"
         (exc_type and _NETWORK_TYPE.search(exc_type)) or _NETWORK_MSG.search(message)
     ):
         reason = "network_error"
-    if reason is None and kind == "binding":
-        if _MISSING_ARG.search(message):
-            reason = "missing_required_argument"
-        elif _UNSATISFIED.search(message):
-            reason = "unsatisfied_field"
-        else:
-            reason = "binding_failed"
-    if reason is None and kind == "output_binding":
-        reason = "output_binding_failed"
     reason = reason or "unknown"
     stage, retryable, action = REASONS[reason]
     if reason == "unknown":
         stage = default_stage
     if status == 429:
         retryable = True  # rate limited: retrying later is the right move
-    return Classification(stage, reason, retryable, action, status, exc_type, kind)
+    detail = detail or detail_of(reason, status)
+    return Classification(
+        stage, reason, retryable, action, status, exc_type, kind, detail, field_name
+    )

@@ -3,7 +3,7 @@
 graph-tool-call: ``step.completed`` (ok, duration), ``step.failed`` / ``step.skipped`` /
 ``step.retrying`` (a failed attempt; binding failures are left out: the tool was never
 called), and the failed step of ``plan.repaired``. agentlane: ``tool_end`` (its ``ok``; no
-duration is in the event).
+duration is in the event). A row is fixed when its event is folded and inserted once.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import Projection, delete_runs, insert
+from tracelake.projections.engine import Projection, insert
 from tracelake.projections.fold import RunFold
 from tracelake.store.schema import tool_calls
 
@@ -24,7 +24,6 @@ class ToolCallsProjection(Projection):
     tables: ClassVar[tuple[sa.Table, ...]] = (tool_calls,)
 
     def apply(self, conn: Connection, runs: Sequence[RunFold]) -> None:
-        delete_runs(conn, tool_calls, [r.run_id for r in runs])
         insert(
             conn,
             tool_calls,
@@ -33,7 +32,7 @@ class ToolCallsProjection(Projection):
                     "position": c.event.position,
                     "run_id": run.run_id,
                     "source": run.source,
-                    "collection_id": run.collection_id,
+                    "collection_id": c.collection_id,
                     "step_id": c.step_id,
                     "tool": c.tool,
                     "ok": c.ok,

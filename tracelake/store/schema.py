@@ -147,6 +147,8 @@ learning_records = Table(
     "learning_records",
     metadata,
     Column("run_id", Text, primary_key=True),
+    # the event that finished the run: a record is written once, then never updated (0006)
+    Column("position", BigInteger, nullable=False),
     Column("source", Text, nullable=False),
     Column("collection_id", Text, nullable=True),
     Column("plan_ids", JSONDocument, nullable=False),
@@ -169,8 +171,9 @@ learning_records = Table(
     Column("binding_repair_count", Integer, nullable=False),
     Column("engine_version", Text, nullable=True),
     Column("finished_at", Timestamp, nullable=False),
-    Column("promotion_status", Text, nullable=False),
+    # no promotion status: it lives in the suggestion decisions (suggestions), read by views
     Index(None, "collection_id", "query_fingerprint"),
+    Index(None, "position"),
 )
 
 failure_taxonomy = Table(
@@ -186,6 +189,7 @@ failure_taxonomy = Table(
     Column("tool", Text, nullable=True),
     Column("stage", Text, nullable=False),
     Column("reason", Text, nullable=False),
+    Column("detail", Text, nullable=False),  # snake_case sub-code of the reason (0006)
     Column("retryable", Boolean, nullable=False),
     Column("operator_action", Text, nullable=False),
     Column("http_status", Integer, nullable=True),
@@ -241,7 +245,7 @@ binding_repair_candidates = Table(
     Column("observations", Integer, nullable=False),
     Column("successes", Integer, nullable=False),
     Column("failures", Integer, nullable=False),
-    Column("status", Text, nullable=False),  # suggested | promotable | promoted | rejected
+    # no status (0006): v_binding_repair_evidence reads it from the suggestion decisions
     Column("first_seen_at", Timestamp, nullable=False),
     Column("last_seen_at", Timestamp, nullable=False),
 )
