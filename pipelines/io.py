@@ -198,30 +198,24 @@ def read_table_range(
         )
         time_column = "recorded_at"
     elif table == "learning_records":
-        # A new run re-decides the promotion status of every record of its (collection,
-        # query fingerprint) group: export the whole group again, tagged with this export's
-        # bound as run_position (readers keep the newest row per run_id).
-        lr_, runs = schema.learning_records, schema.runs
-        group = (
-            sa.func.coalesce(lr_.c.collection_id, ""),
-            sa.func.coalesce(lr_.c.query_fingerprint, ""),
-        )
-        touched = (
-            sa.select(*group)
-            .join_from(lr_, runs, lr_.c.run_id == runs.c.run_id)
-            .where(runs.c.last_position > lower, runs.c.last_position <= upper)
-            .distinct()
-        )
-        query = (
-            sa.select(
-                *_as_text(lr_),
-                runs.c.last_position.label("position"),
-                sa.literal(upper, sa.BigInteger).label("run_position"),
-            )
-            .join_from(lr_, runs, lr_.c.run_id == runs.c.run_id)
-            .where(sa.tuple_(*group).in_(touched), runs.c.last_position <= upper)
+        # A learning record is a fact written once at its run's finish (``position``, the
+        # finishing event): each is exported exactly once. Its promotion status is not in it:
+        # join the lake's ``suggestions`` (newest ``last_position`` per id).
+        source = schema.learning_records
+        query = sa.select(*_as_text(source)).where(
+            source.c.position > lower, source.c.position <= upper
         )
         time_column = "finished_at"
+    elif table in ("runs", "suggestions"):
+        # One row per run / suggestion that changes as events arrive: every row that moved on
+        # since the last export is exported again with ``last_position``; readers keep, per
+        # run_id / id, the row with the highest ``last_position`` (a run stays in the partition
+        # of its start; a suggestion moves to the date of its latest change).
+        source = schema.metadata.tables[table]
+        query = sa.select(*_as_text(source), source.c.last_position.label("position")).where(
+            source.c.last_position > lower, source.c.last_position <= upper
+        )
+        time_column = "started_at" if table == "runs" else "updated_at"
     else:
         # Per-run derived rows change while their run goes on (``run_completed`` of a binding
         # repair, say): every row of a run that moved on since the last export is exported

@@ -10,12 +10,13 @@ Readable by polars (``scan_parquet(..., hive_partitioning=True)``), DuckDB
 Watermarks are gap-safe: for ``events`` the bound is the log's highest position when the export
 starts (appends are serialised, nothing can appear below it later); for a derived table it is
 the lowest projection checkpoint, so no row below the bound can still be projected later.
-Derived rows are keyed by the position of the event they come from (learning records by their
-run's last position). Every row of a run that moved on since the last export is exported again
-(a binding repair's ``run_completed`` changes when its run ends), and so is every learning
-record of a (collection, query fingerprint) group that a new run joined (its promotion status
-is re-decided), with ``run_position`` telling versions apart: readers keep, per key, the row
-with the highest ``run_position``.
+Derived rows are keyed by the position of the event they come from. Learning records are
+facts (frozen at the run's finish, keyed by that event): each is exported once. ``runs`` and
+``suggestions`` rows change as events arrive: a row that moved on is exported again with its
+``last_position``, and so is every per-event row of a run that moved on (a binding repair's
+``run_completed`` is set when its run ends), tagged ``run_position``: readers keep, per key,
+the row with the highest ``last_position`` / ``run_position``. Promotion status is read from
+``suggestions`` (the decisions' one source of truth), never from a learning record.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tracelake.store import Store
 
 TABLES = (
     "events",
+    "runs",
     "learning_records",
     "failure_taxonomy",
     "tool_calls",
@@ -38,6 +40,7 @@ TABLES = (
     "coercion_evidence",
     "data_flow_evidence",
     "suggestion_decisions",
+    "suggestions",
 )
 NONE = "_none"
 

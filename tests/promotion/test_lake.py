@@ -67,7 +67,9 @@ def test_rows_of_a_run_that_moved_on_are_exported_again(store: Store, tmp_path: 
 
     run = next(r for r in gtc_runs() if any(e["type"] == "binding.repaired" for e in r))
     env = [{"type": "runner.event", "run_id": "run-lake", "event": e} for e in run]
-    cut = next(i for i, e in enumerate(run) if e["type"] == "binding.repaired") + 1
+    repaired = next(i for i, e in enumerate(run) if e["type"] == "binding.repaired")
+    # the evidence row exists once the repaired step has started (it names the tool)
+    cut = next(i for i, e in enumerate(run) if i > repaired and e["type"] == "step.started") + 1
     ingest_bytes(store, jsonl(env[:cut]))
     export(store, tmp_path)
     ingest_bytes(store, jsonl(env[cut:]))
@@ -121,26 +123,37 @@ def test_collection_ids_cannot_leave_the_lake(store: Store, tmp_path: Path) -> N
     ]
 
 
-def test_a_new_run_refreshes_its_groups_promotion_status_in_the_lake(
-    store: Store, tmp_path: Path
-) -> None:
-    add_runs(store, "orders-api", ["order_detail", "order_detail"], "a")
-    export(store, tmp_path)
-    add_runs(store, "orders-api", ["rate_limited_429"] * 3, "b")  # same goal, failing
-    export(store, tmp_path)
-    lake = (
-        pl.scan_parquet(
-            str(tmp_path / "learning_records" / "**" / "*.parquet"), hive_partitioning=True
-        )
-        .sort("run_position")
-        .group_by("run_id")
+def _newest(root: Path, table: str, key: str) -> pl.DataFrame:
+    return (
+        pl.scan_parquet(str(root / table / "**" / "*.parquet"), hive_partitioning=True)
+        .sort("last_position")
+        .group_by(key)
         .last()
         .collect()
     )
+
+
+def test_runs_and_suggestions_in_the_lake_follow_the_log(store: Store, tmp_path: Path) -> None:
+    """Learning records are exported once each; the status a run's group has is read from the
+    lake's suggestions (newest per id), and equals the database's after every export."""
+    from tracelake.store.schema import runs, suggestions
+
+    add_runs(store, "orders-api", ["order_detail", "order_detail"], "a")
+    job.run(store, Policy())
+    export(store, tmp_path)
+    add_runs(store, "orders-api", ["rate_limited_429"] * 3, "b")  # same goal, failing
+    job.run(store, Policy())
+    export(store, tmp_path)
+    records = pl.read_parquet(
+        str(tmp_path / "learning_records" / "**" / "*.parquet"), hive_partitioning=True
+    )
+    assert records.height == records["run_id"].n_unique() == _count(store, learning_records) == 5
     with store.engine.connect() as conn:
-        db = dict(
-            conn.execute(
-                sa.select(learning_records.c.run_id, learning_records.c.promotion_status)
-            ).all()
-        )
-    assert dict(zip(lake["run_id"], lake["promotion_status"], strict=True)) == db
+        db_status = dict(conn.execute(sa.select(suggestions.c.id, suggestions.c.status)).all())
+        db_runs = dict(conn.execute(sa.select(runs.c.run_id, runs.c.status)).all())
+    lake = _newest(tmp_path, "suggestions", "id")
+    assert dict(zip(lake["id"], lake["status"], strict=True)) == db_status
+    assert db_status and lake.height == len(db_status)
+    lake_runs = _newest(tmp_path, "runs", "run_id")
+    assert dict(zip(lake_runs["run_id"], lake_runs["status"], strict=True)) == db_runs
+    assert len(db_runs) == 5  # runner runs only: the decisions' runs are not runs

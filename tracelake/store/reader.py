@@ -17,6 +17,7 @@ from tracelake.store.engine import translate_errors
 from tracelake.store.records import StoredEvent
 from tracelake.store.schema import events, quarantine
 
+TRACELAKE_SOURCE = "tracelake"  # = projections.engine.DECISIONS_SOURCE
 _SELECT = sa.select(
     events.c.position,
     events.c.run_id,
@@ -103,7 +104,13 @@ class Reader:
                     sa.select(events.c.source, sa.func.count().label("n")).group_by(events.c.source)
                 )
             }
-            runs = conn.execute(sa.select(sa.func.count(sa.distinct(events.c.run_id)))).scalar()
+            # runner runs only: tracelake's own decision events (source "tracelake", run
+            # "suggestion:<id>") share the log but are not runs
+            runs = conn.execute(
+                sa.select(sa.func.count(sa.distinct(events.c.run_id))).where(
+                    events.c.source != TRACELAKE_SOURCE
+                )
+            ).scalar()
             bounds = conn.execute(
                 sa.select(sa.func.min(events.c.recorded_at), sa.func.max(events.c.recorded_at))
             ).one()
