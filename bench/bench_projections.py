@@ -1,16 +1,24 @@
-"""Projection rebuild throughput on PostgreSQL against a plain read of the same events.
+"""Projection throughput on PostgreSQL against a plain ordered read of the same events, the
+writes it costs, and whether its cost is linear in run length.
 
-The corpus is real and scrubbed: the demo scenarios (real PlanRunner) and the agentlane
-samples are ingested once through the normal path (normalize -> scrub -> append); their stored
-payloads are then appended again under fresh run ids until the log holds ``--events`` events.
+Corpus: realistic scrubbed events. The real PlanRunner's commerce corpus
+(``tests/corpora/gtc_commerce.py``: personal data in goals, arguments, outputs and messages),
+the demo scenarios and the agentlane samples are ingested once through the normal path
+(normalize -> scrub -> append); their stored payloads are then appended again under fresh run
+ids until the log holds ``--events`` events.
 
-Baseline: ``Reader.iter_all`` — every event read in global order, batch by batch, decoded to
-``StoredEvent`` and dropped. Measured: ``ProjectionEngine.rebuild()`` of all projections (reset
-in one transaction, then catch up: read, fold every touched run, replace its rows in every
-projection table, move the checkpoints, commit — per batch). Printed: events/s of each and
-the ratio, best of ``--rounds``.
+1. **Rebuild**: ``ProjectionEngine.rebuild()`` of every projection against a plain read in
+   global order (``Reader.iter_all``: every event read and decoded to ``StoredEvent``), the
+   two measured alternately in one run, best of ``--rounds``. Then, from
+   ``pg_stat_user_tables``, the rows inserted / updated / deleted per table by one rebuild,
+   and the updates per learning record.
+2. **Linear in run length**: ``--long`` events of ONE run (a plan of many steps) appended in
+   ``--piece``-event pieces with a catch-up after each piece (a projector following the log),
+   against the same number of events in short runs appended and projected the same way:
+   the cost per event of each and their ratio (1.0 = linear).
 
-    python bench/bench_projections.py [--events 100000] [--batch 2000] [--rounds 3]
+    python bench/bench_projections.py [--events 200000] [--batch 2000] [--rounds 2]
+                                      [--long 50000] [--piece 1000]
 """
 
 from __future__ import annotations
@@ -23,10 +31,14 @@ import platform
 import sys
 import time
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TRACELAKE_PSEUDONYM_KEY", "tracelake-bench-pseudonym-key-0123456789")
+
+import sqlalchemy as sa
 
 from bench._pg import scratch_database
 from tracelake.config import Settings
@@ -35,23 +47,25 @@ from tracelake.ingest import Ingestor
 from tracelake.projections import ProjectionEngine, default_projections
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import NewEvent, Store, open_store
+from tracelake.store.records import StoredEvent
 
 AGENTLANE = (
     Path(__file__).resolve().parents[2] / "shared" / "samples" / "agentlane" / "events.jsonl"
 )
 
 
-def seed(store: Store) -> None:
+def seed(store: Store, customers: int) -> None:
+    from tests.corpora.gtc_commerce import build_gtc_corpus
+
     buf = io.BytesIO()
+    events, _ = build_gtc_corpus(runs=customers, seed=11)
+    for e in events:  # bare stream: runs split at plan.started, ids derived by ingest
+        buf.write(json.dumps(e, ensure_ascii=False, default=str).encode() + b"\n")
     for s in scenarios():
-        for seq, e in enumerate(run_scenario(s), 1):
-            env = {
-                "type": "runner.event",
-                "run_id": f"seed-{s.name}",
-                "seq": seq,
-                "event": asdict(e),
-            }
-            buf.write(json.dumps(env, ensure_ascii=False).encode() + b"\n")
+        for seq, ev in enumerate(run_scenario(s), 1):
+            env = {"type": "runner.event", "run_id": f"seed-{s.name}", "seq": seq}
+            buf.write(json.dumps({**env, "event": asdict(ev)}, ensure_ascii=False).encode())
+            buf.write(b"\n")
     if AGENTLANE.is_file():
         buf.write(AGENTLANE.read_bytes())
     buf.seek(0)
@@ -61,27 +75,28 @@ def seed(store: Store) -> None:
     )
 
 
+def copy_of(e: StoredEvent, run_id: str, seq: int) -> NewEvent:
+    return NewEvent(
+        run_id=run_id,
+        seq=seq,
+        type=e.type,
+        source=e.source,
+        payload=e.payload,
+        recorded_at=e.recorded_at,
+        redactions=e.redactions,
+        plan_id=e.plan_id,
+        step_id=e.step_id,
+        tool=e.tool,
+        collection_id=e.collection_id,
+    )
+
+
 def grow(store: Store, n: int, batch: int) -> int:
     templates = list(store.reader.iter_all())
-    copy = 0
-    total = len(templates)
+    total, copy = len(templates), 0
     while total < n:
         copy += 1
-        rows = [
-            NewEvent(
-                run_id=f"{e.run_id}-c{copy}",
-                seq=e.seq,
-                type=e.type,
-                source=e.source,
-                payload=e.payload,
-                recorded_at=e.recorded_at,
-                plan_id=e.plan_id,
-                step_id=e.step_id,
-                tool=e.tool,
-                collection_id=e.collection_id,
-            )
-            for e in templates
-        ][: n - total]
+        rows = [copy_of(e, f"{e.run_id}-c{copy}", e.seq) for e in templates][: n - total]
         for i in range(0, len(rows), batch):
             store.appender.append(rows[i : i + batch])
         total += len(rows)
@@ -101,33 +116,125 @@ def rebuild(store: Store, batch: int) -> tuple[float, int]:
     return time.perf_counter() - start, result.events
 
 
+def table_stats(store: Store) -> dict[str, tuple[int, int, int]]:
+    store.engine.dispose()  # closed sessions flush their counters
+    time.sleep(1.5)
+    with store.engine.connect() as conn:
+        conn.exec_driver_sql("SELECT pg_stat_clear_snapshot()")
+        rows = conn.exec_driver_sql(
+            "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables"
+        ).all()
+    return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
+
+
+def count(store: Store, table: str) -> int:
+    with store.engine.connect() as conn:
+        return int(conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar() or 0)
+
+
+# -- linear in run length ------------------------------------------------------------------
+
+
+def long_run(templates: list[StoredEvent], n: int, run_id: str) -> list[NewEvent]:
+    """One graph-tool-call run of ``n`` events: plan.started, step pairs, plan.completed."""
+    by_type = {e.type: e for e in templates if e.source == "graph_tool_call"}
+    start, end = by_type["plan.started"], by_type["plan.completed"]
+    pair = (by_type["step.started"], by_type["step.completed"])
+    out = [copy_of(start, run_id, 1)]
+    i = 0
+    while len(out) < n - 1:
+        e = pair[len(out) % 2 == 0]
+        step = f"s{i // 2}"
+        i += 1
+        payload: dict[str, Any] = {**e.payload, "step_id": step}
+        out.append(copy_of(e, run_id, len(out) + 1))
+        out[-1] = NewEvent(**{**asdict(out[-1]), "payload": payload, "step_id": step})
+    out.append(copy_of(end, run_id, len(out) + 1))
+    return out
+
+
+def short_runs(templates: list[StoredEvent], n: int, tag: str) -> list[NewEvent]:
+    runs: dict[str, list[StoredEvent]] = {}
+    for e in templates:
+        if e.source == "graph_tool_call":
+            runs.setdefault(e.run_id, []).append(e)
+    out: list[NewEvent] = []
+    k = 0
+    while len(out) < n:
+        for rid, events in runs.items():
+            k += 1
+            out.extend(copy_of(e, f"{tag}-{k}-{rid}", s) for s, e in enumerate(events, 1))
+    return out[:n]
+
+
+def follow(store: Store, events: list[NewEvent], piece: int) -> float:
+    """Append in pieces, catching the projections up after each (one long-lived projector)."""
+    engine = ProjectionEngine(store)
+    engine.catch_up()
+    spent = 0.0
+    for i in range(0, len(events), piece):
+        store.appender.append(events[i : i + piece])
+        start = time.perf_counter()
+        engine.catch_up()
+        spent += time.perf_counter() - start
+    return spent
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--batch", type=int, default=2000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--customers", type=int, default=60)
+    ap.add_argument("--long", type=int, default=50_000)
+    ap.add_argument("--piece", type=int, default=1000)
     args = ap.parse_args()
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, machine: {platform.machine()} "
+          f"cpus={os.cpu_count()} python {platform.python_version()} (shared, loaded)")
     with scratch_database("tl_bench_proj") as url:
         store = open_store(url)
-        seed(store)
+        seed(store, args.customers)
         n = grow(store, args.events, args.batch)
-        runs = len({e.run_id for e in store.reader.iter_all()})
+        runs = count(store, "(SELECT DISTINCT run_id FROM events) r")
         best = {"read": 1e9, "rebuild": 1e9}
-        for _ in range(args.rounds):
+        before = after = {}
+        for r in range(args.rounds):
             t, c = plain_read(store, args.batch)
             assert c == n, (c, n)
             best["read"] = min(best["read"], t)
+            if r == args.rounds - 1:
+                before = table_stats(store)
             t, c = rebuild(store, args.batch)
             assert c == n, (c, n)
             best["rebuild"] = min(best["rebuild"], t)
+        after = table_stats(store)
+        records = count(store, "learning_records")
+        rate = {k: n / v for k, v in best.items()}
+        print(f"events: {n} in {runs} runs, batch {args.batch}, best of {args.rounds} rounds")
+        print(f"plain read in global order (Reader.iter_all): {rate['read']:>10,.0f} events/s")
+        n_proj = len(default_projections())
+        print(f"projection rebuild ({n_proj} projections)  : {rate['rebuild']:>10,.0f} events/s")
+        print(f"ratio rebuild / plain read: {rate['rebuild'] / rate['read']:.2f}x")
+        print("rows written by one rebuild (pg_stat_user_tables): table ins upd del")
+        for table in sorted(after):
+            d = [a - b for a, b in zip(after[table], before.get(table, (0, 0, 0)), strict=True)]
+            if any(d) and table != "events":
+                print(f"  {table:28} {d[0]:>9,} {d[1]:>9,} {d[2]:>9,}")
+        upd = after["learning_records"][1] - before.get("learning_records", (0, 0, 0))[1]
+        print(f"learning records: {records:,}; updates per record: {upd / max(records, 1):.2f}")
+
+        templates = list(store.reader.read_after(0, 20_000))
+        long_events = long_run(templates, args.long, "long-run")
+        short = short_runs(templates, args.long, "short")
+        t_short = follow(store, short, args.piece)
+        t_long = follow(store, long_events, args.piece)
+        print(
+            f"one run of {args.long:,} events in {args.piece:,}-event pieces: "
+            f"{t_long / args.long * 1e6:.1f} us/event; the same number of events in short "
+            f"runs: {t_short / args.long * 1e6:.1f} us/event; ratio long/short "
+            f"{t_long / t_short:.2f}"
+        )
         store.dispose()
-    rate = {k: n / v for k, v in best.items()}
-    print(f"machine: {platform.machine()} cpus={os.cpu_count()} python {platform.python_version()}")
-    print(f"events: {n} in {runs} runs, batch: {args.batch}, best of {args.rounds} rounds")
-    print(f"plain read in global order (Reader.iter_all): {rate['read']:>10,.0f} events/s")
-    n_proj = len(default_projections())
-    print(f"projection rebuild ({n_proj} projections)         : {rate['rebuild']:>10,.0f} events/s")
-    print(f"ratio rebuild / plain read                 : {rate['rebuild'] / rate['read']:.2f}x")
 
 
 if __name__ == "__main__":
