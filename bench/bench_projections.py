@@ -38,7 +38,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TRACELAKE_PSEUDONYM_KEY", "tracelake-bench-pseudonym-key-0123456789")
 
-import sqlalchemy as sa
 
 from bench._pg import scratch_database
 from tracelake.config import Settings
@@ -189,8 +188,10 @@ def main() -> None:
     ap.add_argument("--long", type=int, default=50_000)
     ap.add_argument("--piece", type=int, default=1000)
     args = ap.parse_args()
-    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, machine: {platform.machine()} "
-          f"cpus={os.cpu_count()} python {platform.python_version()} (shared, loaded)")
+    print(
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, machine: {platform.machine()} "
+        f"cpus={os.cpu_count()} python {platform.python_version()} (shared, loaded)"
+    )
     with scratch_database("tl_bench_proj") as url:
         store = open_store(url)
         seed(store, args.customers)

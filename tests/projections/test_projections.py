@@ -139,7 +139,9 @@ def test_binding_repair_evidence_one_row_per_event(projected: Store) -> None:
         True,
     )
     assert r.promotion_status == "unreviewed"  # no decision yet: `tracelake promote` decides
-    cand = rows(projected, "SELECT observations, successes, failures FROM binding_repair_candidates")
+    cand = rows(
+        projected, "SELECT observations, successes, failures FROM binding_repair_candidates"
+    )
     assert [tuple(c) for c in cand] == [(1, 1, 0)]
 
 

@@ -339,8 +339,14 @@ def _agentlane(run: RunFold, e: StoredEvent) -> None:
                 (_, run.failed_step), run.failed_tool = open_calls[-1]
             run.failures.append(
                 Failure(
-                    e, run.outcome, None, run.failed_step, run.failed_tool,
-                    None, None, run.collection_id,
+                    e,
+                    run.outcome,
+                    None,
+                    run.failed_step,
+                    run.failed_tool,
+                    None,
+                    None,
+                    run.collection_id,
                 )
             )
             run.selected_target = None
