@@ -11,26 +11,11 @@ import sqlalchemy as sa
 
 from tests.ingest.helpers import agentlane_bytes, ingest_bytes
 from tracelake.demo import run_scenario, scenarios
+from tracelake.projections import default_projections
 from tracelake.store import Store
-from tracelake.store.schema import (
-    binding_repair_candidates,
-    binding_repair_evidence,
-    coercion_evidence,
-    failure_taxonomy,
-    learning_records,
-    runs,
-    tool_calls,
-)
 
-TABLES = (
-    runs,
-    learning_records,
-    failure_taxonomy,
-    tool_calls,
-    binding_repair_evidence,
-    binding_repair_candidates,
-    coercion_evidence,
-)
+# every table of every registered projection: a new projection cannot be left out
+TABLES = tuple(t for p in default_projections() for t in p.tables)
 
 
 def demo_lines(prefix: str = "run") -> list[bytes]:

@@ -66,6 +66,8 @@ def test_records_are_never_updated_and_status_comes_from_decisions(store: Store)
     job.run(store, Policy())
     first = q(store, "SELECT * FROM learning_records ORDER BY run_id")
     assert len(first) == 5
+    stats = store.reader.stats()  # `tracelake stats`: the decisions' runs are not runs
+    assert stats["runs"] == 5 and stats["events_by_source"]["tracelake"] > 0
 
     target = next(
         d for d in sug.list_suggestions(store, "orders-api") if d["type"] == "target_preference"
