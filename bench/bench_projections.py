@@ -14,8 +14,9 @@ ids until the log holds ``--events`` events.
    and the updates per learning record.
 2. **Linear in run length**: ``--long`` events of ONE run (a plan of many steps) appended in
    ``--piece``-event pieces with a catch-up after each piece (a projector following the log),
-   against the same number of events in short runs appended and projected the same way:
-   the cost per event of each and their ratio (1.0 = linear).
+   against the same number of events in runs of the same shape, ``--piece`` events each,
+   appended and projected the same way: the cost per event of each and their ratio
+   (1.0 = linear in run length).
 
     python bench/bench_projections.py [--events 200000] [--batch 2000] [--rounds 2]
                                       [--long 50000] [--piece 1000]
@@ -152,18 +153,9 @@ def long_run(templates: list[StoredEvent], n: int, run_id: str) -> list[NewEvent
     return out
 
 
-def short_runs(templates: list[StoredEvent], n: int, tag: str) -> list[NewEvent]:
-    runs: dict[str, list[StoredEvent]] = {}
-    for e in templates:
-        if e.source == "graph_tool_call":
-            runs.setdefault(e.run_id, []).append(e)
-    out: list[NewEvent] = []
-    k = 0
-    while len(out) < n:
-        for rid, events in runs.items():
-            k += 1
-            out.extend(copy_of(e, f"{tag}-{k}-{rid}", s) for s, e in enumerate(events, 1))
-    return out[:n]
+def short_runs(templates: list[StoredEvent], n: int, length: int) -> list[NewEvent]:
+    """``n`` events in runs of the long run's shape, ``length`` events each."""
+    return [e for k in range(n // length) for e in long_run(templates, length, f"short-{k}")]
 
 
 def follow(store: Store, events: list[NewEvent], piece: int) -> float:
@@ -187,6 +179,7 @@ def main() -> None:
     ap.add_argument("--customers", type=int, default=60)
     ap.add_argument("--long", type=int, default=50_000)
     ap.add_argument("--piece", type=int, default=1000)
+    ap.add_argument("--only-linear", action="store_true", help="skip the rebuild part")
     args = ap.parse_args()
     print(
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, machine: {platform.machine()} "
@@ -195,11 +188,11 @@ def main() -> None:
     with scratch_database("tl_bench_proj") as url:
         store = open_store(url)
         seed(store, args.customers)
-        n = grow(store, args.events, args.batch)
+        n = grow(store, args.events if not args.only_linear else 0, args.batch)
         runs = count(store, "(SELECT DISTINCT run_id FROM events) r")
         best = {"read": 1e9, "rebuild": 1e9}
         before = after = {}
-        for r in range(args.rounds):
+        for r in range(0 if args.only_linear else args.rounds):
             t, c = plain_read(store, args.batch)
             assert c == n, (c, n)
             best["read"] = min(best["read"], t)
@@ -208,27 +201,33 @@ def main() -> None:
             t, c = rebuild(store, args.batch)
             assert c == n, (c, n)
             best["rebuild"] = min(best["rebuild"], t)
-        after = table_stats(store)
-        records = count(store, "learning_records")
-        rate = {k: n / v for k, v in best.items()}
-        print(f"events: {n} in {runs} runs, batch {args.batch}, best of {args.rounds} rounds")
-        print(f"plain read in global order (Reader.iter_all): {rate['read']:>10,.0f} events/s")
-        n_proj = len(default_projections())
-        print(f"projection rebuild ({n_proj} projections)  : {rate['rebuild']:>10,.0f} events/s")
-        print(f"ratio rebuild / plain read: {rate['rebuild'] / rate['read']:.2f}x")
-        print("rows written by one rebuild (pg_stat_user_tables): table ins upd del")
-        for table in sorted(after):
-            d = [a - b for a, b in zip(after[table], before.get(table, (0, 0, 0)), strict=True)]
-            if any(d) and table != "events":
-                print(f"  {table:28} {d[0]:>9,} {d[1]:>9,} {d[2]:>9,}")
-        upd = after["learning_records"][1] - before.get("learning_records", (0, 0, 0))[1]
-        print(f"learning records: {records:,}; updates per record: {upd / max(records, 1):.2f}")
+        if not args.only_linear:
+            after = table_stats(store)
+            records = count(store, "learning_records")
+            rate = {k: n / v for k, v in best.items()}
+            print(f"events: {n} in {runs} runs, batch {args.batch}, best of {args.rounds} rounds")
+            print(f"plain read in global order (Reader.iter_all): {rate['read']:>10,.0f} events/s")
+            n_proj = len(default_projections())
+            print(
+                f"projection rebuild ({n_proj} projections)  : {rate['rebuild']:>10,.0f} events/s"
+            )
+            print(f"ratio rebuild / plain read: {rate['rebuild'] / rate['read']:.2f}x")
+            print("rows written by one rebuild (pg_stat_user_tables): table ins upd del")
+            for table in sorted(after):
+                d = [a - b for a, b in zip(after[table], before.get(table, (0, 0, 0)), strict=True)]
+                if any(d) and table != "events":
+                    print(f"  {table:28} {d[0]:>9,} {d[1]:>9,} {d[2]:>9,}")
+            upd = after["learning_records"][1] - before.get("learning_records", (0, 0, 0))[1]
+            print(f"learning records: {records:,}; updates per record: {upd / max(records, 1):.2f}")
 
         templates = list(store.reader.read_after(0, 20_000))
         long_events = long_run(templates, args.long, "long-run")
-        short = short_runs(templates, args.long, "short")
-        t_short = follow(store, short, args.piece)
+        short = short_runs(templates, args.long, args.piece)
+        half = len(short) // 2 // args.piece * args.piece
+        # short runs before and after the long one: the machine's load drifts
+        t_short = follow(store, short[:half], args.piece)
         t_long = follow(store, long_events, args.piece)
+        t_short += follow(store, short[half:], args.piece)
         print(
             f"one run of {args.long:,} events in {args.piece:,}-event pieces: "
             f"{t_long / args.long * 1e6:.1f} us/event; the same number of events in short "
