@@ -4,7 +4,7 @@ Hypothesis chooses which runs (real PlanRunner runs, the agentlane samples, prom
 runs, and a long run of many steps), how they interleave, how the log grows (append chunks),
 how the engine cuts it (batch sizes, batches per catch-up) and when a projector starts cold
 (a new engine: no cached folds, as in a new process) or a second projector takes over (its
-cached folds are behind the checkpoints). The incremental tables must equal a
+cached folds are behind the checkpoints), with a fold cache small enough to evict. The incremental tables must equal a
 rebuild from zero. The snapshot lists the tables of every projection the registry has, and a
 test checks that every derived table of the schema belongs to one, so a new projection cannot
 be left out.
@@ -139,6 +139,7 @@ def interleave(runs: list[list[NewEvent]], rng: random.Random) -> Iterator[NewEv
     per_catch_up=st.integers(min_value=1, max_value=4),
     switch=st.lists(st.sampled_from(["keep", "new", "other"]), min_size=1, max_size=8),
     seed=st.integers(min_value=0, max_value=2**32 - 1),
+    cache_runs=st.sampled_from([1, 3, 100_000]),
 )
 def test_rebuild_equals_incremental_for_every_projection(
     store: Store,
@@ -150,6 +151,7 @@ def test_rebuild_equals_incremental_for_every_projection(
     per_catch_up: int,
     switch: list[str],
     seed: int,
+    cache_runs: int,
 ) -> None:
     names = sorted(templates)
     prefix = f"x{next(_counter)}-"
@@ -174,6 +176,7 @@ def test_rebuild_equals_incremental_for_every_projection(
             engines[engines.index(engine)] = engine = ProjectionEngine(store)
         elif action == "other":  # a second projector: its cached folds are behind the log
             engine = engines[1 - engines.index(engine)]
+        engine.cache_runs = cache_runs  # a small cache evicts folds: re-read from the log
         engine.batch_size = batches[step % len(batches)]
         engine.catch_up(max_batches=per_catch_up)
     engine.batch_size = 97
