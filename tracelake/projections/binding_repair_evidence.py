@@ -4,8 +4,9 @@ One evidence row per ``binding.repaired`` (step, the step's tool, field_name, re
 scrubbed value preview, always low confidence), with whether the run then completed (NULL
 while the run is open). A row is inserted once, when its event is folded; ``run_completed`` is
 set once, when the run finishes. The aggregate per (collection, tool, field_name,
-recovered_path) counts observations, successes and failures; it is recounted from the evidence
-rows of the keys a batch touched, in the same transaction, so it can never drift from them.
+recovered_path) counts observations, successes and failures; each batch adds what its rows
+add (an upsert of sums, and the successes/failures of repairs whose run ended), in the same
+transaction as the rows, so it cannot drift from them and costs O(batch), not O(evidence).
 
 No promotion status is stored here: ``v_binding_repair_evidence`` reads it from the suggestion
 decisions (``suggestions``), their one source of truth.
@@ -14,9 +15,12 @@ decisions (``suggestions``), their one source of truth.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from tracelake.projections.engine import Projection, insert
@@ -72,51 +76,87 @@ class BindingRepairEvidenceProjection(Projection):
     def apply(self, conn: Connection, runs: Sequence[RunFold]) -> None:
         rows = [row for run in runs for row in _rows(run)]
         insert(conn, evidence, rows)
-        touched: set[Key] = {_key(r) for r in rows}
+        added: dict[Key, Delta] = {}
+        for r in rows:
+            added.setdefault(_key(r), Delta()).add(r["run_completed"], r["recorded_at"])
+        completed: dict[Key, Delta] = {}
         for run in runs:
             if run.finished_now and run.binding_keys:
-                conn.execute(
+                # rows inserted by earlier batches learn how their run ended (once)
+                done = conn.execute(
                     evidence.update()
                     .where(evidence.c.run_id == run.run_id, evidence.c.run_completed.is_(None))
                     .values(run_completed=bool(run.success))
+                    .returning(*(evidence.c[c] for c in _KEY_COLS), evidence.c.run_completed)
                 )
-                touched.update(run.binding_keys)
-        if touched:
-            self._recount(conn, sorted(touched))
-
-    @staticmethod
-    def _recount(conn: Connection, keys: list[Key]) -> None:
-        cols = [sa.func.coalesce(evidence.c[c], "").label(c) for c in _KEY_COLS]
-        for start in range(0, len(keys), 100):
-            chunk = keys[start : start + 100]
+                for hit in done:
+                    m = dict(hit._mapping)
+                    completed.setdefault(_key(m), Delta()).add(m["run_completed"])
+        _upsert(conn, added)
+        for key, d in sorted(completed.items()):
             conn.execute(
-                candidates.delete().where(
-                    sa.tuple_(*(candidates.c[c] for c in _KEY_COLS)).in_(chunk)
+                candidates.update()
+                .where(*(candidates.c[c] == v for c, v in zip(_KEY_COLS, key, strict=True)))
+                .values(
+                    successes=candidates.c.successes + d.successes,
+                    failures=candidates.c.failures + d.failures,
                 )
             )
-            done = sa.case((evidence.c.run_completed.is_(True), 1), else_=0)
-            failed = sa.case((evidence.c.run_completed.is_(False), 1), else_=0)
-            grouped = conn.execute(
-                sa.select(
-                    *cols,
-                    sa.func.count().label("observations"),
-                    sa.func.sum(done).label("successes"),
-                    sa.func.sum(failed).label("failures"),
-                    sa.func.min(evidence.c.recorded_at).label("first_seen_at"),
-                    sa.func.max(evidence.c.recorded_at).label("last_seen_at"),
-                )
-                .where(sa.tuple_(*cols).in_(chunk))
-                .group_by(*cols)
+
+
+@dataclass
+class Delta:
+    """What a batch adds to one candidate: counts are sums, so any batching gives the totals
+    a rebuild gives."""
+
+    observations: int = 0
+    successes: int = 0
+    failures: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+
+    def add(self, completed: bool | None, at: datetime | None = None) -> None:
+        self.observations += 1
+        self.successes += completed is True
+        self.failures += completed is False
+        if at is not None:
+            self.first = at if self.first is None else min(self.first, at)
+            self.last = at if self.last is None else max(self.last, at)
+
+
+def _upsert(conn: Connection, added: dict[Key, Delta]) -> None:
+    if not added:
+        return
+    ins = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    values = [
+        {
+            **dict(zip(_KEY_COLS, key, strict=True)),
+            "observations": d.observations,
+            "successes": d.successes,
+            "failures": d.failures,
+            "first_seen_at": d.first,
+            "last_seen_at": d.last,
+        }
+        for key, d in sorted(added.items())
+    ]
+    for start in range(0, len(values), 500):
+        stmt = ins(candidates).values(values[start : start + 500])
+        new, c = stmt.excluded, candidates.c
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=list(_KEY_COLS),
+                set_={
+                    "observations": c.observations + new.observations,
+                    "successes": c.successes + new.successes,
+                    "failures": c.failures + new.failures,
+                    "first_seen_at": sa.case(
+                        (new.first_seen_at < c.first_seen_at, new.first_seen_at),
+                        else_=c.first_seen_at,
+                    ),
+                    "last_seen_at": sa.case(
+                        (new.last_seen_at > c.last_seen_at, new.last_seen_at),
+                        else_=c.last_seen_at,
+                    ),
+                },
             )
-            insert(
-                conn,
-                candidates,
-                [
-                    {
-                        **r._mapping,
-                        "successes": int(r.successes or 0),
-                        "failures": int(r.failures or 0),
-                    }
-                    for r in grouped
-                ],
-            )
+        )
