@@ -65,13 +65,16 @@ def digests_after(conn: Connection, after: int, *, stream: bool = False) -> Iter
     tuple[int, bytes]
 ]:
     """``(position, digest)`` of every stored event after *after*, in position order."""
+    pg = conn.dialect.name == "postgresql"
+    query = sa.text(_PG_ROWS if pg else _SQLITE_ROWS)
     if stream:
-        conn = conn.execution_options(yield_per=5000)
-    if conn.dialect.name == "postgresql":
-        for position, digest in conn.execute(sa.text(_PG_ROWS), {"after": after}):
+        query = query.execution_options(yield_per=5000)
+    rows = conn.execute(query, {"after": after})
+    if pg:
+        for position, digest in rows:
             yield int(position), bytes(digest)
     else:
-        for row in conn.execute(sa.text(_SQLITE_ROWS), {"after": after}):
+        for row in rows:
             yield int(row[0]), sqlite_digest(row)
 
 
