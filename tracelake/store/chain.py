@@ -61,9 +61,9 @@ def sqlite_digest(row: tuple[object, ...] | sa.Row[tuple[object, ...]]) -> bytes
     return h.digest()
 
 
-def digests_after(conn: Connection, after: int, *, stream: bool = False) -> Iterator[
-    tuple[int, bytes]
-]:
+def digests_after(
+    conn: Connection, after: int, *, stream: bool = False
+) -> Iterator[tuple[int, bytes]]:
     """``(position, digest)`` of every stored event after *after*, in position order."""
     pg = conn.dialect.name == "postgresql"
     query = sa.text(_PG_ROWS if pg else _SQLITE_ROWS)

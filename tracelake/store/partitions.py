@@ -84,9 +84,7 @@ def _ts(text: str) -> datetime:
     return datetime.fromisoformat(text).astimezone(UTC)
 
 
-def ensure_months(
-    conn: Connection, first: datetime, until: datetime | None = None
-) -> list[str]:
+def ensure_months(conn: Connection, first: datetime, until: datetime | None = None) -> list[str]:
     """Create the monthly partitions from *first*'s month to *until* (default: 12 months
     ahead). Rows of a new month already in the DEFAULT partition are moved into it. Owner only.
     """
@@ -163,7 +161,9 @@ def _months_later(t: datetime, months: int) -> datetime:
 
 
 def _is_partition(name: str | None) -> bool:
-    return bool(name) and (name == DEFAULT_PARTITION or _PARTITION.fullmatch(name or "") is not None)
+    return bool(name) and (
+        name == DEFAULT_PARTITION or _PARTITION.fullmatch(name or "") is not None
+    )
 
 
 _PARTITION = re.compile(r"events_p\d{4}_\d{2}")

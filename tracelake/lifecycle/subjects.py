@@ -1,0 +1,161 @@
+"""Per-subject pseudonym secrets: what makes erasure by crypto-shredding possible.
+
+A pseudonymised value (a user, member, customer or session id; a caller id with personal data)
+is ``psn_`` + HMAC-SHA256(*secret*, value), where *secret* is 32 random bytes kept for that
+value alone in ``subject_secrets``, under a reference that is itself keyed
+(HMAC(pseudonym key, value): neither the value nor its pseudonym is stored there). Without the
+row, nobody -- not even someone holding the pseudonym key and a list of candidate ids -- can
+recompute the pseudonym, so deleting it unlinks every stored event from the person
+(``tracelake erase``). The next event for that value gets a fresh secret, hence a new pseudonym.
+
+Each process caches secrets in memory and looks at ``erasures`` at most once a second: after
+an erasure every process drops its cache (and the scrubber's memo) and so stops using the
+erased secret within about a second. Events scrubbed in that second carry the old pseudonym,
+which is as unlinkable as the rest once the secret is gone.
+
+The lookup needs the database: a subject seen for the first time while the database is down
+cannot be pseudonymised, so its event is stored as a minimal ``scrub_failed`` record (fail
+closed) rather than with a pseudonym that could later not be erased.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from tracelake.errors import ScrubError, StoreError
+from tracelake.store.engine import create_engine, translate_errors, write_transaction
+
+REFRESH_SECONDS = 1.0
+CACHE_LIMIT = 200_000
+_REF_CONTEXT = b"tracelake-subject\x00"
+
+
+def subject_ref(key: bytes, text: str) -> str:
+    """The keyed reference a subject's secret is stored under."""
+    return hmac.new(bytes(key), _REF_CONTEXT + text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def pseudonym_with(secret: bytes, text: str, digits: int = 20) -> str:
+    return "psn_" + hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()[:digits]
+
+
+class SubjectSecrets:
+    """The secrets of one database, cached for this process. Thread-safe."""
+
+    def __init__(self, key: bytes, url: str) -> None:
+        self.key = bytes(key)
+        self.url = url
+        self._engine: Engine | None = None
+        self._cache: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+        self._checked = 0.0
+        self._erasures: int | None = None
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = create_engine(self.url)
+        return self._engine
+
+    def secret_for(self, text: str) -> bytes:
+        if time.monotonic() - self._checked > REFRESH_SECONDS:
+            self.refresh()
+        hit = self._cache.get(text)
+        if hit is not None:
+            return hit
+        with self._lock:
+            secret = self._load_or_create(subject_ref(self.key, text))
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[text] = secret
+        return secret
+
+    def lookup(self, text: str) -> bytes | None:
+        """The stored secret, or ``None`` (never seen, or erased). Never creates one."""
+        with translate_errors("look up a subject"), self.engine.connect() as conn:
+            row = conn.execute(
+                sa.text("SELECT secret FROM subject_secrets WHERE subject_ref = :r"),
+                {"r": subject_ref(self.key, text)},
+            ).first()
+        return None if row is None else bytes(row[0])
+
+    def refresh(self) -> None:
+        """Drop the cache when an erasure happened since the last look."""
+        try:
+            with self.engine.connect() as conn:
+                count = int(conn.execute(sa.text("SELECT count(*) FROM erasures")).scalar() or 0)
+        except Exception:  # noqa: BLE001 - cannot tell: forget everything, look again next time
+            count = -1
+        with self._lock:
+            self._checked = time.monotonic()
+            if count != self._erasures or count < 0:
+                if self._erasures is not None:
+                    self.forget()
+                self._erasures = count
+
+    def forget(self) -> None:
+        self._cache.clear()
+        from tracelake.scrub import policy
+
+        with policy._META_LOCK:  # results memoised with an erased pseudonym must go too
+            policy._META_CACHE.clear()
+
+    def _load_or_create(self, ref: str) -> bytes:
+        select = sa.text("SELECT secret FROM subject_secrets WHERE subject_ref = :r")
+        try:
+            with self.engine.connect() as conn:
+                row = conn.execute(select, {"r": ref}).first()
+            if row is not None:
+                return bytes(row[0])
+            fresh = secrets.token_bytes(32)
+            ignore = "OR IGNORE " if self.engine.dialect.name == "sqlite" else ""
+            conflict = "" if ignore else " ON CONFLICT (subject_ref) DO NOTHING"
+            with write_transaction(self.engine) as conn:
+                conn.execute(
+                    sa.text(
+                        f"INSERT {ignore}INTO subject_secrets (subject_ref, secret, created_at)"
+                        f" VALUES (:r, :s, :t){conflict}"
+                    ),
+                    {"r": ref, "s": fresh, "t": _now(self.engine)},
+                )
+                row = conn.execute(select, {"r": ref}).first()  # another process may have won
+        except Exception as exc:  # noqa: BLE001 - the scrubber fails closed on this
+            raise ScrubError(
+                f"cannot read or create a subject's pseudonym secret ({type(exc).__name__}); "
+                "is the database reachable and migrated (`tracelake db upgrade`)?"
+            ) from None
+        if row is None:
+            raise StoreError("a subject secret vanished while it was created; retry")
+        return bytes(row[0])
+
+    def dispose(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def _now(engine: Engine) -> object:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%d %H:%M:%S.%f") if engine.dialect.name == "sqlite" else now
+
+
+_REGISTRY: dict[tuple[bytes, str], SubjectSecrets] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def secrets_for(key: bytes, url: str) -> SubjectSecrets:
+    """The process-wide secrets of the database at *url* for *key*."""
+    ident = (bytes(key), url)
+    found = _REGISTRY.get(ident)
+    if found is None:
+        with _REGISTRY_LOCK:
+            found = _REGISTRY.setdefault(ident, SubjectSecrets(key, url))
+    return found
