@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tracelake.contracts import SOURCE_AGENTLANE, SOURCE_GRAPH_TOOL_CALL, InboundEvent
-from tracelake.store.records import NewEvent, QuarantineItem
 from tracelake.scrub.pseudonym import subject_key
+from tracelake.store.records import NewEvent, QuarantineItem
 
 if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
     from tracelake.scrub import Scrubber

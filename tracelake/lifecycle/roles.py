@@ -17,6 +17,7 @@ after every ``db upgrade`` (new tables and partitions start with no grants).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -71,8 +72,9 @@ def setup_roles(engine: Engine) -> RolesReport:
     return report
 
 
-def _now(conn: Connection) -> object:
-    return conn.execute(sa.text("SELECT now()")).scalar()
+def _now(conn: Connection) -> datetime:
+    now = conn.execute(sa.text("SELECT now()")).scalar()
+    return now if isinstance(now, datetime) else datetime.now(UTC)
 
 
 def _check_owner(conn: Connection) -> None:

@@ -71,15 +71,30 @@ class _Broken(Exception):
 
 
 def verify(
-    engine: Engine, *, full: bool = False, save: bool = True, until: int | None = None
+    engine: Engine,
+    *,
+    full: bool = False,
+    save: bool = True,
+    until: int | None = None,
+    expect: tuple[int, str] | None = None,
 ) -> VerifyResult:
-    """Verify the chain; incremental from the checkpoint unless *full*."""
+    """Verify the chain; incremental from the checkpoint unless *full*. *expect* is a
+    ``(position, head)`` kept outside the database: the chain must still pass through it."""
+    seen: list[str] = []
+
+    def at(position: int, _digest: bytes, head: bytes) -> None:
+        if expect is not None and position <= expect[0]:
+            seen[:] = [head.hex()]
+
     # One snapshot (appends that commit meanwhile are not seen, so rows and links agree).
     with translate_errors("verify the log"), engine.connect() as conn:
         if conn.dialect.name == "postgresql":
             conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin() as tx:
-            result = walk(conn, full=full, until=until)
+            result = walk(conn, full=full, until=until, on_event=at if expect else None)
+            if expect is not None and result.ok and (not seen or seen[0] != expect[1]):
+                result.ok, result.position = False, expect[0]
+                result.problem = "the chain no longer passes through the expected head"
             result.schema_problems = schema_problems(conn)
             result.ok = result.ok and not result.schema_problems
             tx.rollback()
@@ -238,11 +253,12 @@ def schema_problems(conn: Connection) -> list[str]:
     if conn.execute(sa.text("SELECT count(*) FROM retention_guard")).scalar():
         problems.append("retention_guard holds a row outside a retention: DELETE is let through")
     if conn.dialect.name == "sqlite":
-        found = dict(
-            conn.execute(
+        found: dict[str, str] = {
+            str(r[0]): str(r[1])
+            for r in conn.execute(
                 sa.text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
-            ).all()
-        )
+            )
+        }
         for name, sql in SQLITE_TRIGGERS.items():
             if name not in found:
                 problems.append(f"trigger {name} is missing")

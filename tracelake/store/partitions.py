@@ -106,7 +106,7 @@ def _create(conn: Connection, name: str, start: datetime, end: datetime) -> None
     bounds = {"start": start, "end": end}
     stray = conn.execute(
         sa.text(
-            f"SELECT count(*) FROM {DEFAULT_PARTITION}"  # noqa: S608 - a fixed identifier
+            f"SELECT count(*) FROM {DEFAULT_PARTITION}"
             " WHERE recorded_at >= :start AND recorded_at < :end"
         ),
         bounds,
@@ -118,7 +118,7 @@ def _create(conn: Connection, name: str, start: datetime, end: datetime) -> None
         conn.execute(sa.text(f"CREATE TABLE {name} (LIKE events INCLUDING DEFAULTS)"))
         conn.execute(
             sa.text(
-                f"INSERT INTO {name} SELECT * FROM {DEFAULT_PARTITION}"  # noqa: S608
+                f"INSERT INTO {name} SELECT * FROM {DEFAULT_PARTITION}"
                 " WHERE recorded_at >= :start AND recorded_at < :end"
             ),
             bounds,
@@ -130,7 +130,7 @@ def _create(conn: Connection, name: str, start: datetime, end: datetime) -> None
         )
         conn.execute(
             sa.text(
-                f"DELETE FROM {DEFAULT_PARTITION}"  # noqa: S608
+                f"DELETE FROM {DEFAULT_PARTITION}"
                 " WHERE recorded_at >= :start AND recorded_at < :end"
             ),
             bounds,
