@@ -247,7 +247,7 @@ def _archive(
         "payload": pl.String,
         "redactions": pl.String,
     }
-    for chunk in rows.partitions():
+    for chunk in rows.partitions(CHUNK):
         records = [dict(zip(COLUMNS, r, strict=True)) for r in chunk]
         for r in records:
             if isinstance(r["recorded_at"], str):

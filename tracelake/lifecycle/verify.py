@@ -81,6 +81,7 @@ def verify(
     """Verify the chain; incremental from the checkpoint unless *full*. *expect* is a
     ``(position, head)`` kept outside the database: the chain must still pass through it."""
     seen: list[str] = []
+    full = full or expect is not None
 
     def at(position: int, _digest: bytes, head: bytes) -> None:
         if expect is not None and position <= expect[0]:
@@ -156,6 +157,8 @@ def walk(
             raise _Broken(pending[0], "event not covered by the chain (inserted around it)")
     except _Broken as broken:
         result.ok, result.position, result.problem = False, broken.position, broken.problem
+    finally:
+        items.close()
     return result
 
 
@@ -175,11 +178,14 @@ def _merged(conn: Connection, start: int) -> Iterator[tuple[int, bytes]]:
     )
     stored = chain.digests_after(conn, start, stream=True)
     i = 0
-    for position, digest in stored:
-        while i < len(removed) and removed[i][0] < position:
-            yield removed[i]
-            i += 1
-        yield position, digest
+    try:
+        for position, digest in stored:
+            while i < len(removed) and removed[i][0] < position:
+                yield removed[i]
+                i += 1
+            yield position, digest
+    finally:
+        stored.close()
     yield from removed[i:]
 
 

@@ -70,12 +70,15 @@ def digests_after(
     if stream:
         query = query.execution_options(yield_per=5000)
     rows = conn.execute(query, {"after": after})
-    if pg:
-        for position, digest in rows:
-            yield int(position), bytes(digest)
-    else:
-        for row in rows:
-            yield int(row[0]), sqlite_digest(row)
+    try:
+        if pg:
+            for position, digest in rows:
+                yield int(position), bytes(digest)
+        else:
+            for row in rows:
+                yield int(row[0]), sqlite_digest(row)
+    finally:
+        rows.close()  # a reader that stops early must not leave a server-side cursor behind
 
 
 def advance(head: bytes, digest: bytes) -> bytes:
