@@ -32,9 +32,9 @@ READER = "tracelake_reader"
 
 # Append-only to the writer: it may read and insert, never change or remove.
 APPEND_ONLY = ("events", "quarantine", "event_chain", "subject_secrets")
-READ_ONLY = ("chain_anchors", "chain_removed", "erasures", "alembic_version")
+READ_ONLY = ("chain_anchors", "chain_removed", "erasures", "alembic_version", "retention_guard")
 WRITER_DML = ("verify_checkpoints",)
-OWNER_ONLY = ("retention_guard",)
+OWNER_ONLY: tuple[str, ...] = ()
 
 
 @dataclass
