@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 from faker import Faker
 
 from tests.lifecycle.helpers import LOCALES
+from tracelake.lifecycle.subjects import dispose_all
 
 
 @pytest.fixture
@@ -25,3 +27,9 @@ def fake(seed: int) -> Faker:
 @pytest.fixture
 def rng(seed: int) -> random.Random:
     return random.Random(seed)
+
+
+@pytest.fixture(autouse=True)
+def _close_subject_secrets() -> Iterator[None]:
+    yield
+    dispose_all()

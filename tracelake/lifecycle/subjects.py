@@ -159,3 +159,11 @@ def secrets_for(key: bytes, url: str) -> SubjectSecrets:
         with _REGISTRY_LOCK:
             found = _REGISTRY.setdefault(ident, SubjectSecrets(key, url))
     return found
+
+
+def dispose_all() -> None:
+    """Close every cached database connection (tests; a process about to fork)."""
+    with _REGISTRY_LOCK:
+        for found in _REGISTRY.values():
+            found.dispose()
+        _REGISTRY.clear()
