@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 DEFAULT_PARTITION = "events_default"
 MONTHS_AHEAD = 12
@@ -188,3 +188,8 @@ def expected_difference(diff: Any) -> bool:
     return (kind == "remove_index" and obj.name in _KEY_INDEXES) or (
         kind == "add_constraint" and obj.name in _KEY_CONSTRAINTS
     )
+
+
+def partitions_of(engine: Engine) -> list[Partition]:
+    with engine.connect() as conn:
+        return partitions(conn) if is_partitioned(conn) else []
