@@ -25,7 +25,7 @@ def _dump(store: Store) -> str:
     parts = []
     with store.engine.connect() as conn:
         for table in sa.inspect(conn).get_table_names():
-            for row in conn.execute(sa.text(f'SELECT * FROM "{table}"')):  # noqa: S608
+            for row in conn.execute(sa.text(f'SELECT * FROM "{table}"')):
                 parts.append(repr(tuple(row)))
     return "\n".join(parts)
 

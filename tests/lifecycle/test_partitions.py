@@ -36,7 +36,7 @@ def _ev(fake: Faker, run: str, seq: int | None, at: datetime, **extra: object) -
 
 def _count(store: Store, where: str = "true") -> int:
     with store.engine.connect() as conn:
-        return int(conn.execute(sa.text(f"SELECT count(*) FROM events WHERE {where}")).scalar())  # noqa: S608
+        return int(conn.execute(sa.text(f"SELECT count(*) FROM events WHERE {where}")).scalar())
 
 
 @PG[0]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -168,7 +168,7 @@ def _count_before(prefixes: bytes, first: int, start: int) -> int:
     return max(0, start - first + 1) if start >= first else 0
 
 
-def _merged(conn: Connection, start: int) -> Iterator[tuple[int, bytes]]:
+def _merged(conn: Connection, start: int) -> Generator[tuple[int, bytes], None, None]:
     """Stored events and the digests of events retention removed, in position order."""
     removed = sorted(
         (int(p), bytes.fromhex(d))

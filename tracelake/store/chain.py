@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Generator
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
@@ -63,7 +63,7 @@ def sqlite_digest(row: tuple[object, ...] | sa.Row[tuple[object, ...]]) -> bytes
 
 def digests_after(
     conn: Connection, after: int, *, stream: bool = False
-) -> Iterator[tuple[int, bytes]]:
+) -> Generator[tuple[int, bytes], None, None]:
     """``(position, digest)`` of every stored event after *after*, in position order."""
     pg = conn.dialect.name == "postgresql"
     query = sa.text(_PG_ROWS if pg else _SQLITE_ROWS)
