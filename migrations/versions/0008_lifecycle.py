@@ -91,6 +91,14 @@ CREATE INDEX ix_events_run_id_seq ON events (run_id, seq);
 CREATE INDEX ix_events_run_id_event_id ON events (run_id, event_id);
 CREATE TABLE events_default PARTITION OF events DEFAULT;
 """
+SQLITE_UPDATE = """CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+       BEGIN SELECT RAISE(ABORT, 'events is append-only: UPDATE is not allowed'); END"""
+SQLITE_REPLACE = """CREATE TRIGGER events_no_replace BEFORE INSERT ON events
+       WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position)
+         OR EXISTS (SELECT 1 FROM events WHERE run_id = NEW.run_id AND seq = NEW.seq)
+         OR (NEW.event_id IS NOT NULL AND EXISTS (
+             SELECT 1 FROM events WHERE run_id = NEW.run_id AND event_id = NEW.event_id))
+       BEGIN SELECT RAISE(ABORT, 'events is append-only: REPLACE is not allowed'); END"""
 SQLITE_GUARDED_DELETE = """CREATE TRIGGER events_no_delete BEFORE DELETE ON events
        WHEN NOT EXISTS (SELECT 1 FROM retention_guard WHERE OLD.recorded_at < retention_guard.cut)
        BEGIN SELECT RAISE(ABORT, 'events is append-only: DELETE is not allowed'); END"""
@@ -213,8 +221,16 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         _partition_events()
     else:
-        op.execute("DROP TRIGGER IF EXISTS events_no_delete")
-        op.execute(SQLITE_GUARDED_DELETE)
+        # 0005's table copy lost AUTOINCREMENT: harmless while nothing was ever deleted, but
+        # after retention SQLite would hand out removed positions again and a poller reading
+        # "after N" would skip them. Copy once more with it (the copy sets sqlite_sequence to
+        # the highest position), then make the triggers again (they go with the old copy).
+        with op.batch_alter_table(
+            "events", recreate="always", table_kwargs={"sqlite_autoincrement": True}
+        ):
+            pass
+        for ddl in (SQLITE_UPDATE, SQLITE_GUARDED_DELETE, SQLITE_REPLACE):
+            op.execute(ddl)
     from tracelake.store import chain
 
     chain.link_appended(op.get_bind())  # the events stored so far: one link from the genesis

@@ -126,3 +126,17 @@ def _ends(names: list[str]) -> list[datetime]:
         year, month = int(name[8:12]), int(name[13:15])
         out.append(partitions.next_month(datetime(year, month, 1, tzinfo=UTC)))
     return out
+
+
+def test_removed_positions_are_never_handed_out_again(
+    store: Store, fake: Faker, rng: random.Random, tmp_path: Path
+) -> None:
+    """A poller reading "after N" must never miss an event: after retention removes the
+    newest events too, new ones still get higher positions (SQLite needs AUTOINCREMENT)."""
+    append_in_batches(store, timed_events(fake, START, 120, timedelta(minutes=5), rng), rng)
+    high = max(positions(store))
+    retention.apply(store, START + timedelta(days=400), tmp_path)
+    assert positions(store) == [high + 1]  # only retention.applied is left
+    append_in_batches(store, timed_events(fake, START, 30, timedelta(minutes=5), rng, "n"), rng)
+    assert min(positions(store, "source = 'graph_tool_call'")) > high + 1
+    assert verify(store.engine, full=True).ok

@@ -265,6 +265,11 @@ def schema_problems(conn: Connection) -> list[str]:
                 sa.text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
             )
         }
+        table = conn.execute(
+            sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'")
+        ).scalar()
+        if "AUTOINCREMENT" not in str(table).upper():
+            problems.append("events lost AUTOINCREMENT: removed positions could be reused")
         for name, sql in SQLITE_TRIGGERS.items():
             if name not in found:
                 problems.append(f"trigger {name} is missing")
