@@ -20,18 +20,20 @@ closed) rather than with a pseudonym that could later not be erased.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import secrets
 import threading
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake.errors import ScrubError, StoreError
-from tracelake.store.engine import create_engine, translate_errors, write_transaction
+from tracelake.store.engine import create_engine, translate_errors
 
 REFRESH_SECONDS = 1.0
 CACHE_LIMIT = 200_000
@@ -58,6 +60,7 @@ class SubjectSecrets:
         self._lock = threading.Lock()
         self._checked = 0.0
         self._erasures: int | None = None
+        self._raw: Any = None
 
     @property
     def engine(self) -> Engine:
@@ -89,12 +92,12 @@ class SubjectSecrets:
 
     def refresh(self) -> None:
         """Drop the cache when an erasure happened since the last look."""
-        try:
-            with self.engine.connect() as conn:
-                count = int(conn.execute(sa.text("SELECT count(*) FROM erasures")).scalar() or 0)
-        except Exception:  # noqa: BLE001 - cannot tell: forget everything, look again next time
-            count = -1
         with self._lock:
+            try:
+                count = int(self._query("SELECT count(*) FROM erasures", ())[0])
+            except Exception:  # noqa: BLE001 - cannot tell: forget everything, look again later
+                self._close_raw()
+                count = -1
             self._checked = time.monotonic()
             if count != self._erasures or count < 0:
                 if self._erasures is not None:
@@ -108,26 +111,52 @@ class SubjectSecrets:
         with policy._META_LOCK:  # results memoised with an erased pseudonym must go too
             policy._META_CACHE.clear()
 
-    def _load_or_create(self, ref: str) -> bytes:
-        select = sa.text("SELECT secret FROM subject_secrets WHERE subject_ref = :r")
+    # The lookups run on one raw DBAPI connection in autocommit mode (called under the lock):
+    # a new subject costs three short statements, not a pooled SQLAlchemy transaction. On
+    # PostgreSQL the insert commits without waiting for its WAL flush (synchronous_commit
+    # off): the events that use the secret commit later, synchronously, and their flush
+    # covers it, so no stored event can outlive its secret in a crash.
+    def _raw_conn(self) -> Any:
+        if self._raw is None:
+            raw = self.engine.raw_connection()
+            driver = raw.driver_connection
+            if self.engine.dialect.name == "postgresql":
+                driver.autocommit = True  # type: ignore[union-attr]
+                driver.execute("SET synchronous_commit TO off")  # type: ignore[union-attr]
+            self._raw = raw
+        return self._raw
+
+    def _query(self, sql: str, params: tuple[object, ...]) -> Any:
+        if self.engine.dialect.name == "postgresql":
+            sql = sql.replace("?", "%s")
+        cursor = self._raw_conn().driver_connection.cursor()
         try:
-            with self.engine.connect() as conn:
-                row = conn.execute(select, {"r": ref}).first()
-            if row is not None:
-                return bytes(row[0])
-            fresh = secrets.token_bytes(32)
-            ignore = "OR IGNORE " if self.engine.dialect.name == "sqlite" else ""
-            conflict = "" if ignore else " ON CONFLICT (subject_ref) DO NOTHING"
-            with write_transaction(self.engine) as conn:
-                conn.execute(
-                    sa.text(
-                        f"INSERT {ignore}INTO subject_secrets (subject_ref, secret, created_at)"
-                        f" VALUES (:r, :s, :t){conflict}"
-                    ),
-                    {"r": ref, "s": fresh, "t": _now(self.engine)},
-                )
-                row = conn.execute(select, {"r": ref}).first()  # another process may have won
+            cursor.execute(sql, params)
+            return cursor.fetchone() if cursor.description else None
+        finally:
+            cursor.close()
+
+    def _close_raw(self) -> None:
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            with contextlib.suppress(Exception):
+                raw.invalidate()
+
+    def _load_or_create(self, ref: str) -> bytes:
+        select = "SELECT secret FROM subject_secrets WHERE subject_ref = ?"
+        pg = self.engine.dialect.name == "postgresql"
+        fresh = secrets.token_bytes(32)
+        try:
+            if pg:  # one round trip: insert if new, else read the stored one
+                row = self._query(_PG_UPSERT, (ref, fresh, ref))
+            else:
+                row = self._query(select, (ref,))
+                if row is None:
+                    self._query(_SQLITE_INSERT, (ref, fresh, _now(self.engine)))
+            if row is None:
+                row = self._query(select, (ref,))  # another process won the race
         except Exception as exc:  # noqa: BLE001 - the scrubber fails closed on this
+            self._close_raw()
             raise ScrubError(
                 f"cannot read or create a subject's pseudonym secret ({type(exc).__name__}); "
                 "is the database reachable and migrated (`tracelake db upgrade`)?"
@@ -137,6 +166,11 @@ class SubjectSecrets:
         return bytes(row[0])
 
     def dispose(self) -> None:
+        with self._lock:
+            if self._raw is not None:
+                with contextlib.suppress(Exception):
+                    self._raw.close()
+                self._raw = None
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
@@ -146,6 +180,16 @@ def _now(engine: Engine) -> object:
     now = datetime.now(UTC)
     return now.strftime("%Y-%m-%d %H:%M:%S.%f") if engine.dialect.name == "sqlite" else now
 
+
+_PG_UPSERT = (
+    "WITH ins AS (INSERT INTO subject_secrets (subject_ref, secret, created_at)"
+    " VALUES (?, ?, now()) ON CONFLICT (subject_ref) DO NOTHING RETURNING secret)"
+    " SELECT secret FROM ins UNION ALL"
+    " SELECT secret FROM subject_secrets WHERE subject_ref = ? LIMIT 1"
+)
+_SQLITE_INSERT = (
+    "INSERT OR IGNORE INTO subject_secrets (subject_ref, secret, created_at) VALUES (?, ?, ?)"
+)
 
 _REGISTRY: dict[tuple[bytes, str], SubjectSecrets] = {}
 _REGISTRY_LOCK = threading.Lock()
