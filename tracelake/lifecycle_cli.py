@@ -57,14 +57,24 @@ def _store(database_url: str | None) -> Any:
     return store
 
 
-def db_roles(database_url: DatabaseUrl = None) -> None:
+def db_roles(
+    database_url: DatabaseUrl = None,
+    login: Annotated[
+        str | None,
+        typer.Option(
+            help="Also a LOGIN role in tracelake_writer (password from $TRACELAKE_LOGIN_PASSWORD)"
+        ),
+    ] = None,
+) -> None:
     """Create the tracelake_writer and tracelake_reader roles and grant them (PostgreSQL; run
     as the owner, again after every upgrade). Also prepares the coming monthly partitions."""
-    from tracelake.lifecycle.roles import setup_roles
+    import os
+
+    from tracelake.lifecycle.roles import PASSWORD_VAR, setup_roles
 
     store = _store(database_url)
     try:
-        report = setup_roles(store.engine)
+        report = setup_roles(store.engine, login, os.environ.get(PASSWORD_VAR) or None)
     finally:
         store.dispose()
     for role in report.created:

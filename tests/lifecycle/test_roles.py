@@ -25,11 +25,10 @@ PG = [pytest.mark.postgres, pytest.mark.parametrize("backend", ["postgresql"])]
 @pytest.fixture
 def login(store: Store, db_url: str) -> Iterator[tuple[str, str]]:
     """(writer URL, reader URL): login roles that join the two group roles."""
-    setup_roles(store.engine)
-    setup_roles(store.engine)  # idempotent
     names = [f"tl_w_{uuid.uuid4().hex[:8]}", f"tl_r_{uuid.uuid4().hex[:8]}"]
+    setup_roles(store.engine)
+    setup_roles(store.engine, login=names[0], password=uuid.uuid4().hex)  # idempotent, + login
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.exec_driver_sql(f"CREATE ROLE {names[0]} LOGIN IN ROLE tracelake_writer")
         conn.exec_driver_sql(f"CREATE ROLE {names[1]} LOGIN IN ROLE tracelake_reader")
     urls = [sa.make_url(db_url).set(username=n).render_as_string(False) for n in names]
     yield urls[0], urls[1]

@@ -16,6 +16,7 @@ after every ``db upgrade`` (new tables and partitions start with no grants).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -50,7 +51,14 @@ def derived_tables() -> list[str]:
     return sorted(t for t in metadata.tables if t not in special)
 
 
-def setup_roles(engine: Engine) -> RolesReport:
+PASSWORD_VAR = "TRACELAKE_LOGIN_PASSWORD"
+
+
+def setup_roles(
+    engine: Engine, login: str | None = None, password: str | None = None
+) -> RolesReport:
+    """Create and grant the group roles; with *login*, also a LOGIN role in the writer group
+    (created if missing; its password set when *password* is given)."""
     if engine.dialect.name != "postgresql":
         raise ConfigError(
             "database roles exist on PostgreSQL only; an SQLite file is protected by its file "
@@ -69,7 +77,23 @@ def setup_roles(engine: Engine) -> RolesReport:
         if partitions.is_partitioned(conn):
             report.partitions = partitions.ensure_months(conn, _now(conn))
         report.grants = grant(conn)
+        if login:
+            _login(conn, login, password, report)
     return report
+
+
+def _login(conn: Connection, name: str, password: str | None, report: RolesReport) -> None:
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        raise ConfigError(f"login role name {name!r}: use lower-case letters, digits and _")
+    exists = conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": name}).first()
+    if not exists:
+        conn.execute(sa.text(f"CREATE ROLE {name} LOGIN"))
+        report.created.append(name)
+    if password:
+        quoted = conn.execute(sa.text("SELECT quote_literal(:p)"), {"p": password}).scalar()
+        conn.execute(sa.text(f"ALTER ROLE {name} WITH LOGIN PASSWORD {quoted}"))
+    conn.execute(sa.text(f"GRANT {WRITER} TO {name}"))
+    report.grants.setdefault(name, []).append(f"member of {WRITER}")
 
 
 def _now(conn: Connection) -> datetime:
