@@ -233,7 +233,8 @@ def upgrade() -> None:
             op.execute(ddl)
     from tracelake.store import chain
 
-    chain.link_appended(op.get_bind())  # the events stored so far: one link from the genesis
+    while chain.link_appended(op.get_bind(), limit=2000):  # the events stored so far
+        pass
 
 
 def downgrade() -> None:

@@ -16,6 +16,7 @@ from tracelake.lifecycle import subjects as subject_mod
 from tracelake.lifecycle.erasure import erase, find
 from tracelake.lifecycle.subjects import SubjectSecrets, pseudonym_with, subject_ref
 from tracelake.lifecycle.verify import verify
+from tracelake.projections.engine import ProjectionEngine
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store
 
@@ -92,6 +93,10 @@ def test_erase_then_find_returns_zero_and_new_events_get_a_new_pseudonym(
         for needle in (target, old_pseudonym, subject_ref(key, target), secret.hex()):
             assert needle not in text
     assert verify(store.engine, full=True).ok
+    ProjectionEngine(store).catch_up()  # lifecycle events are not runs: projections skip them
+    with store.engine.connect() as conn:
+        runs = conn.execute(sa.text("SELECT count(*) FROM runs")).scalar()
+    assert runs == 18 + 2
 
 
 @pytest.mark.parametrize("backend", ["sqlite"])

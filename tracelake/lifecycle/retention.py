@@ -118,7 +118,22 @@ def _retain(
         sa.text("SELECT min(position) FROM events WHERE recorded_at >= :cut"),
         {"cut": _p(conn, cut)},
     ).scalar()
-    anchor_at = removing[-1] if survivor is None else int(survivor) - 1
+    below = removing[-1] if survivor is None else int(survivor) - 1  # nothing left up to here
+    # Anchor at a link's end (so every remaining link is whole and its positions are
+    # consecutive); removed events between that end and the rest keep their digests.
+    anchor_at = max(
+        verify._anchor(conn)[0],
+        int(
+            conn.execute(
+                sa.text(
+                    "SELECT coalesce(max(last_position), 0) FROM event_chain"
+                    " WHERE last_position <= :p"
+                ),
+                {"p": below},
+            ).scalar()
+            or 0
+        ),
+    )
     removed = set(removing)
     digests: dict[int, bytes] = {}
     head_at: list[bytes] = []

@@ -125,7 +125,9 @@ def walk(
                 break
             if pending is not None and pending[0] < first and pending[0] > start:
                 raise _Broken(pending[0], "event not covered by the chain (inserted around it)")
-            index = max(0, _count_before(prefixes, first, start))
+            if first <= start:  # anchors and checkpoints sit at link ends
+                raise _Broken(first, "chain record overlaps the anchor (chain records edited)")
+            index = 0
             expected = len(prefixes) // chain.PREFIX
             while index < expected:
                 if pending is None or pending[0] > last:
@@ -160,12 +162,6 @@ def walk(
     finally:
         items.close()
     return result
-
-
-def _count_before(prefixes: bytes, first: int, start: int) -> int:
-    """How many of a link's events lie at or before *start* (a link straddling an anchor).
-    Positions inside a link are consecutive (one transaction under the append lock)."""
-    return max(0, start - first + 1) if start >= first else 0
 
 
 def _merged(conn: Connection, start: int) -> Generator[tuple[int, bytes], None, None]:

@@ -102,19 +102,25 @@ def tip(conn: Connection) -> tuple[int, str]:
     return int(row[0]), str(row[1])
 
 
-def link_appended(conn: Connection) -> int:
+def link_appended(conn: Connection, limit: int | None = None) -> int:
     """Chain the events appended since the last link; call under the append lock, in the
-    append transaction. Returns how many events the new link covers."""
+    append transaction. Returns how many events the new link covers (at most *limit*)."""
     after, head_hex = tip(conn)
     head = bytes.fromhex(head_hex)
     first = last = 0
     prefixes = bytearray()
-    for position, digest in digests_after(conn, after):
-        if not first:
-            first = position
-        last = position
-        prefixes += digest[:PREFIX]
-        head = advance(head, digest)
+    rows = digests_after(conn, after)
+    try:
+        for position, digest in rows:
+            if not first:
+                first = position
+            last = position
+            prefixes += digest[:PREFIX]
+            head = advance(head, digest)
+            if limit is not None and len(prefixes) >= limit * PREFIX:
+                break
+    finally:
+        rows.close()
     if not first:
         return 0
     conn.execute(
