@@ -166,6 +166,7 @@ def erase(
     stores a receipt and appends a subject.erased event (no personal data in either)."""
     from tracelake.lifecycle.erasure import erase as do_erase
     from tracelake.lifecycle.erasure import find
+    from tracelake.lifecycle.roles import as_owner
 
     parts = _components(database_url)
     try:
@@ -176,7 +177,8 @@ def erase(
                 " from this subject for good?",
                 abort=True,
             )
-        receipt = do_erase(parts.store, parts.key, subject, exports)
+        with as_owner("erase"):
+            receipt = do_erase(parts.store, parts.key, subject, exports)
     finally:
         parts.store.dispose()
     if as_json:
@@ -229,6 +231,7 @@ def retention_apply(
 ) -> None:
     """Archive the events recorded before the cut to Parquet and remove them (owner role)."""
     from tracelake.lifecycle import retention
+    from tracelake.lifecycle.roles import as_owner
 
     cut = _parse_time(before)
     store = _store(database_url)
@@ -243,7 +246,8 @@ def retention_apply(
                     f" {cut.isoformat()}?",
                     abort=True,
                 )
-            report = retention.apply(store, cut, archive)
+            with as_owner("retention apply"):
+                report = retention.apply(store, cut, archive)
     finally:
         store.dispose()
     if as_json:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -13,9 +15,13 @@ from faker import Faker
 
 from tests.ingest.helpers import ingest_bytes
 from tests.lifecycle.helpers import envelopes, jsonl, subjects
-from tracelake.lifecycle.roles import setup_roles
+from tracelake.errors import ConfigError
+from tracelake.lifecycle import retention
+from tracelake.lifecycle.erasure import erase
+from tracelake.lifecycle.roles import as_owner, setup_roles
 from tracelake.lifecycle.verify import verify
 from tracelake.projections.engine import ProjectionEngine
+from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store, open_store
 from tracelake.store.engine import create_engine
 
@@ -67,7 +73,7 @@ BYPASSES = [
 @PG[0]
 @PG[1]
 def test_writer_ingests_projects_and_verifies_but_cannot_rewrite_the_log(
-    store: Store, login: tuple[str, str], fake: Faker
+    store: Store, login: tuple[str, str], fake: Faker, tmp_path: Path
 ) -> None:
     writer_url, reader_url = login
     writer = open_store(writer_url)
@@ -86,6 +92,12 @@ def test_writer_ingests_projects_and_verifies_but_cannot_rewrite_the_log(
             assert isinstance(caught.value.orig, psycopg.errors.InsufficientPrivilege), statement
             refused.append(statement)
         assert refused == BYPASSES
+        # erasure and retention belong to the owner, and say so
+        key = load_pseudonym_key(writer.url)
+        with pytest.raises(ConfigError, match="must run as the owner"), as_owner("erase"):
+            erase(writer, key, who[0])
+        with pytest.raises(ConfigError, match="must run as the owner"), as_owner("retention"):
+            retention.apply(writer, datetime.now(UTC), tmp_path)
     finally:
         writer.dispose()
     after = verify(store.engine, full=True)

@@ -16,14 +16,16 @@ after every ``db upgrade`` (new tables and partitions start with no grants).
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from tracelake.errors import ConfigError
+from tracelake.errors import ConfigError, StoreError
 from tracelake.store import partitions
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.schema import metadata
@@ -158,3 +160,18 @@ def grant(conn: Connection) -> dict[str, list[str]]:
     run(sa.text(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {WRITER}"))
     held[WRITER].append("USAGE ON ALL SEQUENCES")
     return held
+
+
+@contextlib.contextmanager
+def as_owner(what: str) -> Iterator[None]:
+    """Turn a privilege error into what to do: this operation belongs to the owner role."""
+    try:
+        yield
+    except StoreError as exc:
+        text = str(exc)
+        if "permission denied" in text or "must be owner" in text:
+            raise ConfigError(
+                f"{what} must run as the owner of the schema (the role that runs `db upgrade`), "
+                f"not as a {WRITER} login: {text}"
+            ) from None
+        raise

@@ -32,11 +32,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 GENESIS = "0" * 64
+# The digest's text of recorded_at is fixed (UTC, explicit format), independent of the session's
+# TimeZone and DateStyle and of the server version's float/numeric extract().
 PREFIX = 8  # bytes of each event's digest kept in its link
 
 _PG_DIGEST = (
     "sha256(convert_to(json_build_array(position, run_id, seq, type, source, event_id, plan_id,"
-    " step_id, tool, collection_id, (extract(epoch FROM recorded_at) * 1000000)::bigint,"
+    " step_id, tool, collection_id,"
+    " to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US'),"
     " content_hash, redactions IS NULL)::text || E'\\n' || payload::text || E'\\n'"
     " || coalesce(redactions::text, ''), 'UTF8'))"
 )
