@@ -20,6 +20,7 @@ closed) rather than with a pseudonym that could later not be erased.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import hmac
@@ -167,10 +168,7 @@ class SubjectSecrets:
 
     def dispose(self) -> None:
         with self._lock:
-            if self._raw is not None:
-                with contextlib.suppress(Exception):
-                    self._raw.close()
-                self._raw = None
+            self._close_raw()  # closes the driver connection outright: no reset round trip
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
@@ -206,8 +204,12 @@ def secrets_for(key: bytes, url: str) -> SubjectSecrets:
 
 
 def dispose_all() -> None:
-    """Close every cached database connection (tests; a process about to fork)."""
+    """Close every cached database connection (at exit; tests; a process about to fork)."""
     with _REGISTRY_LOCK:
         for found in _REGISTRY.values():
-            found.dispose()
+            with contextlib.suppress(Exception):
+                found.dispose()
         _REGISTRY.clear()
+
+
+atexit.register(dispose_all)

@@ -50,18 +50,23 @@ def pseudonymize(key: bytes, value: object) -> str:
 class BoundKey(bytes):
     """A pseudonym key bound to the database that holds its per-subject secrets.
 
-    Equal only to the same key for the same database (so memoised scrub results never cross
-    databases); pickles as (key, url), so worker processes find the secrets too.
+    Equal to the same bytes, but never to the same key bound to another database (so
+    memoised scrub results never cross databases); pickles as (key, url), so worker
+    processes find the secrets too.
     """
 
     url: str
 
     def __eq__(self, other: object) -> bool:
-        same = isinstance(other, bytes) and bytes(self) == bytes(other)
-        return same and getattr(other, "url", None) == self.url
+        if not isinstance(other, bytes) or bytes(self) != bytes(other):
+            return False
+        return getattr(other, "url", self.url) == self.url
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash((bytes(self), self.url))
+        return bytes.__hash__(self)
 
     def __reduce__(self) -> tuple[object, tuple[bytes, str]]:
         return (bind_key, (bytes(self), self.url))
