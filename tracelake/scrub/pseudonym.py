@@ -50,23 +50,23 @@ def pseudonymize(key: bytes, value: object) -> str:
 class BoundKey(bytes):
     """A pseudonym key bound to the database that holds its per-subject secrets.
 
-    Equal to the same bytes, but never to the same key bound to another database (so
-    memoised scrub results never cross databases); pickles as (key, url), so worker
+    Equal only to the same key bound to the same database, never to the bare bytes (so
+    results memoised under one never serve the other: ``scrub.policy.memoized`` keys on the
+    key); compare ``bytes(key)`` for the key itself. Pickles as (key, url), so worker
     processes find the secrets too.
     """
 
     url: str
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, bytes) or bytes(self) != bytes(other):
-            return False
-        return getattr(other, "url", self.url) == self.url
+        same = isinstance(other, bytes) and bytes(self) == bytes(other)
+        return same and getattr(other, "url", None) == self.url
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return bytes.__hash__(self)
+        return hash((bytes(self), self.url))
 
     def __reduce__(self) -> tuple[object, tuple[bytes, str]]:
         return (bind_key, (bytes(self), self.url))
