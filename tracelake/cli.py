@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TransferSpeedColumn
 from rich.table import Table
 
+from tracelake import lifecycle_cli
 from tracelake.config import Settings
 from tracelake.errors import TracelakeError
 
@@ -35,6 +36,7 @@ suggestions_app = typer.Typer(no_args_is_help=True, help="Suggestions and operat
 export_app = typer.Typer(no_args_is_help=True, help="Exports: learning block, Parquet lake.")
 app.add_typer(suggestions_app, name="suggestions")
 app.add_typer(export_app, name="export")
+lifecycle_cli.register(app, db_app)  # db roles|verify|partitions, erase, subjects, retention
 
 out = Console()
 err = Console(stderr=True)

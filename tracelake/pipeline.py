@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tracelake.contracts import SOURCE_AGENTLANE, SOURCE_GRAPH_TOOL_CALL, InboundEvent
+from tracelake.scrub.pseudonym import subject_key
 from tracelake.store.records import NewEvent, QuarantineItem
 
 if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
@@ -73,7 +74,8 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
             return value
     except Exception:  # noqa: BLE001 - cannot tell: pseudonymise
         pass
-    return "psn_" + hmac.new(key, value.encode(), hashlib.sha256).hexdigest()[:24]
+    secret = subject_key(key, value)  # erasable: the subject's own secret (lifecycle)
+    return "psn_" + hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:24]
 
 
 def new_event(

@@ -97,7 +97,7 @@ def test_database_refuses_update_and_delete(store: Store, statement: str) -> Non
             "INSERT OR REPLACE INTO events SELECT * FROM events"
             if store.dialect == "sqlite"
             else "INSERT INTO events SELECT * FROM events "
-            "ON CONFLICT (position) DO UPDATE SET type = 'forged'"
+            "ON CONFLICT ON CONSTRAINT pk_events DO UPDATE SET type = 'forged'"
         )
     with (
         pytest.raises(AppendOnlyViolationError),

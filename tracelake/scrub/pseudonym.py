@@ -1,12 +1,15 @@
 """Keyed pseudonyms for the ids analytics groups by, and where the key comes from.
 
-``user_id``, ``mbrId``, ``custNo``, ``session_id`` ... become ``psn_`` + HMAC-SHA256(key, value)
-(first 20 hex digits, 80 bits): stable for one key, so "events per user" still works, and
-not reversible or linkable without the key.
+``user_id``, ``mbrId``, ``custNo``, ``session_id`` ... become ``psn_`` + HMAC-SHA256(secret, value)
+(first 20 hex digits, 80 bits): stable, so "events per user" still works, and not reversible.
+With a key from :func:`load_pseudonym_key` the secret is the value's own random secret in the
+database (``lifecycle.subjects``), so deleting it erases the subject (crypto-shredding); a bare
+key (tests, an in-memory database) is used directly.
 
 Key source, in order: ``TRACELAKE_PSEUDONYM_KEY`` (hex, or any string of at least 16
-characters); for a SQLite file, ``<dbfile>.pseudonym.key`` beside it (generated once, mode
-0600, with a warning); for in-memory SQLite an ephemeral key (with a warning). PostgreSQL
+characters); the file named by ``TRACELAKE_PSEUDONYM_KEY_FILE`` (generated there for SQLite
+if missing: keep it off the database's disk); for a SQLite file, ``<dbfile>.pseudonym.key``
+beside it (generated once, mode 0600, with a warning); for in-memory SQLite an ephemeral key (with a warning). PostgreSQL
 requires the environment variable: a generated key kept on one app server would silently
 give other servers different pseudonyms.
 """
@@ -27,6 +30,7 @@ from tracelake.errors import ConfigError
 log = logging.getLogger("tracelake.scrub")
 
 ENV_VAR = "TRACELAKE_PSEUDONYM_KEY"
+KEY_FILE_VAR = "TRACELAKE_PSEUDONYM_KEY_FILE"
 MIN_KEY_CHARS = 16
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){16,}")
 _HOW = (
@@ -39,8 +43,49 @@ _HOW = (
 def pseudonymize(key: bytes, value: object) -> str:
     """``psn_<20 hex>``: HMAC-SHA256 of the value's text under *key*."""
     text = value if isinstance(value, str) else repr(value)
-    digest = hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+    digest = hmac.new(subject_key(key, text), text.encode("utf-8"), hashlib.sha256).hexdigest()
     return f"psn_{digest[:20]}"
+
+
+class BoundKey(bytes):
+    """A pseudonym key bound to the database that holds its per-subject secrets.
+
+    Equal only to the same key bound to the same database, never to the bare bytes (so
+    results memoised under one never serve the other: ``scrub.policy.memoized`` keys on the
+    key); compare ``bytes(key)`` for the key itself. Pickles as (key, url), so worker
+    processes find the secrets too.
+    """
+
+    url: str
+
+    def __eq__(self, other: object) -> bool:
+        same = isinstance(other, bytes) and bytes(self) == bytes(other)
+        return same and getattr(other, "url", None) == self.url
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((bytes(self), self.url))
+
+    def __reduce__(self) -> tuple[object, tuple[bytes, str]]:
+        return (bind_key, (bytes(self), self.url))
+
+
+def bind_key(key: bytes, database_url: str) -> BoundKey:
+    bound = BoundKey(key)
+    bound.url = database_url
+    return bound
+
+
+def subject_key(key: bytes, text: str) -> bytes:
+    """The HMAC key for *text*: its own secret for a bound key, else *key* itself."""
+    url = getattr(key, "url", None)
+    if url is None:
+        return key
+    from tracelake.lifecycle.subjects import secrets_for
+
+    return secrets_for(key, url).secret_for(text)
 
 
 def parse_key(raw: str, *, origin: str) -> bytes:
@@ -62,11 +107,14 @@ def _sqlite_path(database_url: str) -> str | None:
     return path.removeprefix("file:")
 
 
-def load_pseudonym_key(database_url: str, env: Mapping[str, str] = os.environ) -> bytes:
+def _load_key(database_url: str, env: Mapping[str, str]) -> bytes:
     """The pseudonym key for *database_url* (see the module docstring for the order)."""
     raw = env.get(ENV_VAR, "")
     if raw.strip():
         return parse_key(raw, origin=f"${ENV_VAR}")
+    key_file = env.get(KEY_FILE_VAR, "").strip()
+    if key_file and Path(key_file).is_file():
+        return parse_key(Path(key_file).read_text(encoding="ascii"), origin=key_file)
     scheme = database_url.split(":", 1)[0].split("+", 1)[0].lower()
     if scheme != "sqlite":
         raise ConfigError(
@@ -81,7 +129,7 @@ def load_pseudonym_key(database_url: str, env: Mapping[str, str] = os.environ) -
             ENV_VAR,
         )
         return secrets.token_bytes(32)
-    key_path = Path(db_path + ".pseudonym.key")
+    key_path = Path(key_file or db_path + ".pseudonym.key")
     try:
         return parse_key(key_path.read_text(encoding="ascii"), origin=str(key_path))
     except FileNotFoundError:
@@ -101,3 +149,12 @@ def load_pseudonym_key(database_url: str, env: Mapping[str, str] = os.environ) -
         key_path,
     )
     return key
+
+
+def load_pseudonym_key(database_url: str, env: Mapping[str, str] = os.environ) -> bytes:
+    """The pseudonym key for *database_url*, bound to the database's per-subject secrets
+    (crypto-shredding, ``tracelake erase``) unless the database is in memory."""
+    key = _load_key(database_url, env)
+    if database_url.lower().startswith("sqlite") and _sqlite_path(database_url) is None:
+        return key
+    return bind_key(key, database_url)

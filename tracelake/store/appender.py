@@ -34,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from tracelake.errors import DataRejectedError
+from tracelake.store import chain
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, NewEvent, PreparedEvent, QuarantineItem
@@ -143,6 +144,7 @@ class Appender(ABC):
                 result.conflicts.append(e)
         if fresh:
             self.write(conn, self._number(conn, fresh))
+            chain.link_appended(conn)  # tamper evidence, same transaction (store.chain)
             result.appended = len(fresh)
         if result.conflicts:
             self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])

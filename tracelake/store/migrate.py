@@ -62,5 +62,8 @@ def compare_type(
 def schema_diff(engine: Engine) -> list[Any]:
     """What autogenerate would change: empty when migrations match ``store.schema``."""
     with engine.connect() as conn:
-        ctx = MigrationContext.configure(conn, opts={"compare_type": compare_type})
-        return list(compare_metadata(ctx, metadata))
+        from tracelake.store import partitions
+
+        opts = {"compare_type": compare_type, "include_object": partitions.include_object}
+        ctx = MigrationContext.configure(conn, opts=opts)
+        return [d for d in compare_metadata(ctx, metadata) if not partitions.expected_difference(d)]

@@ -1,0 +1,215 @@
+"""Per-subject pseudonym secrets: what makes erasure by crypto-shredding possible.
+
+A pseudonymised value (a user, member, customer or session id; a caller id with personal data)
+is ``psn_`` + HMAC-SHA256(*secret*, value), where *secret* is 32 random bytes kept for that
+value alone in ``subject_secrets``, under a reference that is itself keyed
+(HMAC(pseudonym key, value): neither the value nor its pseudonym is stored there). Without the
+row, nobody -- not even someone holding the pseudonym key and a list of candidate ids -- can
+recompute the pseudonym, so deleting it unlinks every stored event from the person
+(``tracelake erase``). The next event for that value gets a fresh secret, hence a new pseudonym.
+
+Each process caches secrets in memory and looks at ``erasures`` at most once a second: after
+an erasure every process drops its cache (and the scrubber's memo) and so stops using the
+erased secret within about a second. Events scrubbed in that second carry the old pseudonym,
+which is as unlinkable as the rest once the secret is gone.
+
+The lookup needs the database: a subject seen for the first time while the database is down
+cannot be pseudonymised, so its event is stored as a minimal ``scrub_failed`` record (fail
+closed) rather than with a pseudonym that could later not be erased.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from tracelake.errors import ScrubError, StoreError
+from tracelake.store.engine import create_engine, translate_errors
+
+REFRESH_SECONDS = 1.0
+CACHE_LIMIT = 200_000
+_REF_CONTEXT = b"tracelake-subject\x00"
+
+
+def subject_ref(key: bytes, text: str) -> str:
+    """The keyed reference a subject's secret is stored under."""
+    return hmac.new(bytes(key), _REF_CONTEXT + text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def pseudonym_with(secret: bytes, text: str, digits: int = 20) -> str:
+    return "psn_" + hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()[:digits]
+
+
+class SubjectSecrets:
+    """The secrets of one database, cached for this process. Thread-safe."""
+
+    def __init__(self, key: bytes, url: str) -> None:
+        self.key = bytes(key)
+        self.url = url
+        self._engine: Engine | None = None
+        self._cache: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+        self._checked = 0.0
+        self._erasures: int | None = None
+        self._raw: Any = None
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = create_engine(self.url)
+        return self._engine
+
+    def secret_for(self, text: str) -> bytes:
+        if time.monotonic() - self._checked > REFRESH_SECONDS:
+            self.refresh()
+        hit = self._cache.get(text)
+        if hit is not None:
+            return hit
+        with self._lock:
+            secret = self._load_or_create(subject_ref(self.key, text))
+            if len(self._cache) >= CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[text] = secret
+        return secret
+
+    def lookup(self, text: str) -> bytes | None:
+        """The stored secret, or ``None`` (never seen, or erased). Never creates one."""
+        with translate_errors("look up a subject"), self.engine.connect() as conn:
+            row = conn.execute(
+                sa.text("SELECT secret FROM subject_secrets WHERE subject_ref = :r"),
+                {"r": subject_ref(self.key, text)},
+            ).first()
+        return None if row is None else bytes(row[0])
+
+    def refresh(self) -> None:
+        """Drop the cache when an erasure happened since the last look."""
+        with self._lock:
+            try:
+                count = int(self._query("SELECT count(*) FROM erasures", ())[0])
+            except Exception:  # noqa: BLE001 - cannot tell: forget everything, look again later
+                self._close_raw()
+                count = -1
+            self._checked = time.monotonic()
+            if count != self._erasures or count < 0:
+                if self._erasures is not None:
+                    self.forget()
+                self._erasures = count
+
+    def forget(self) -> None:
+        self._cache.clear()
+        from tracelake.scrub import policy
+
+        with policy._META_LOCK:  # results memoised with an erased pseudonym must go too
+            policy._META_CACHE.clear()
+
+    # The lookups run on one raw DBAPI connection in autocommit mode (called under the lock):
+    # a new subject costs three short statements, not a pooled SQLAlchemy transaction. On
+    # PostgreSQL the insert commits without waiting for its WAL flush (synchronous_commit
+    # off): the events that use the secret commit later, synchronously, and their flush
+    # covers it, so no stored event can outlive its secret in a crash.
+    def _raw_conn(self) -> Any:
+        if self._raw is None:
+            raw = self.engine.raw_connection()
+            driver = raw.driver_connection
+            if self.engine.dialect.name == "postgresql":
+                driver.autocommit = True  # type: ignore[union-attr]
+                driver.execute("SET synchronous_commit TO off")  # type: ignore[union-attr]
+            self._raw = raw
+        return self._raw
+
+    def _query(self, sql: str, params: tuple[object, ...]) -> Any:
+        if self.engine.dialect.name == "postgresql":
+            sql = sql.replace("?", "%s")
+        cursor = self._raw_conn().driver_connection.cursor()
+        try:
+            cursor.execute(sql, params)
+            return cursor.fetchone() if cursor.description else None
+        finally:
+            cursor.close()
+
+    def _close_raw(self) -> None:
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            with contextlib.suppress(Exception):
+                raw.invalidate()
+
+    def _load_or_create(self, ref: str) -> bytes:
+        select = "SELECT secret FROM subject_secrets WHERE subject_ref = ?"
+        pg = self.engine.dialect.name == "postgresql"
+        fresh = secrets.token_bytes(32)
+        try:
+            if pg:  # one round trip: insert if new, else read the stored one
+                row = self._query(_PG_UPSERT, (ref, fresh, ref))
+            else:
+                row = self._query(select, (ref,))
+                if row is None:
+                    self._query(_SQLITE_INSERT, (ref, fresh, _now(self.engine)))
+            if row is None:
+                row = self._query(select, (ref,))  # another process won the race
+        except Exception as exc:  # noqa: BLE001 - the scrubber fails closed on this
+            self._close_raw()
+            raise ScrubError(
+                f"cannot read or create a subject's pseudonym secret ({type(exc).__name__}); "
+                "is the database reachable and migrated (`tracelake db upgrade`)?"
+            ) from None
+        if row is None:
+            raise StoreError("a subject secret vanished while it was created; retry")
+        return bytes(row[0])
+
+    def dispose(self) -> None:
+        with self._lock:
+            self._close_raw()  # closes the driver connection outright: no reset round trip
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def _now(engine: Engine) -> object:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%d %H:%M:%S.%f") if engine.dialect.name == "sqlite" else now
+
+
+_PG_UPSERT = (
+    "WITH ins AS (INSERT INTO subject_secrets (subject_ref, secret, created_at)"
+    " VALUES (?, ?, now()) ON CONFLICT (subject_ref) DO NOTHING RETURNING secret)"
+    " SELECT secret FROM ins UNION ALL"
+    " SELECT secret FROM subject_secrets WHERE subject_ref = ? LIMIT 1"
+)
+_SQLITE_INSERT = (
+    "INSERT OR IGNORE INTO subject_secrets (subject_ref, secret, created_at) VALUES (?, ?, ?)"
+)
+
+_REGISTRY: dict[tuple[bytes, str], SubjectSecrets] = {}
+_REGISTRY_LOCK = threading.Lock()
+
+
+def secrets_for(key: bytes, url: str) -> SubjectSecrets:
+    """The process-wide secrets of the database at *url* for *key*."""
+    ident = (bytes(key), url)
+    found = _REGISTRY.get(ident)
+    if found is None:
+        with _REGISTRY_LOCK:
+            found = _REGISTRY.setdefault(ident, SubjectSecrets(key, url))
+    return found
+
+
+def dispose_all() -> None:
+    """Close every cached database connection (at exit; tests; a process about to fork)."""
+    with _REGISTRY_LOCK:
+        for found in _REGISTRY.values():
+            with contextlib.suppress(Exception):
+                found.dispose()
+        _REGISTRY.clear()
+
+
+atexit.register(dispose_all)
