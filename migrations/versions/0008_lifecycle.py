@@ -12,7 +12,7 @@ on PostgreSQL the events table becomes partitioned by month of ``recorded_at``.
 * Both: the events already stored are chained (one link) from the genesis anchor.
 
 Revision ID: 0008
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-01
 """
 
@@ -26,7 +26,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0008"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
