@@ -34,7 +34,19 @@ from tracelake.store import NewEvent, Store, migrate, open_store
 from tracelake.store.records import StoredEvent
 from tracelake.store.schema import metadata
 
-LOG_TABLES = {"events", "quarantine", "projection_checkpoints"}
+# The store's own tables: the log and what guards it (chain, erasure, retention). Not derived.
+LOG_TABLES = {
+    "events",
+    "quarantine",
+    "projection_checkpoints",
+    "event_chain",
+    "verify_checkpoints",
+    "subject_secrets",
+    "erasures",
+    "retention_guard",
+    "chain_anchors",
+    "chain_removed",
+}
 _counter = itertools.count()
 
 
