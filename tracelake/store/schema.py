@@ -26,6 +26,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
+from tracelake import codec
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -36,7 +38,7 @@ metadata = MetaData(naming_convention=NAMING)
 
 def dumps(value: Any) -> str:
     """The one JSON encoding for stored documents: compact, UTF-8, keys in given order."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return codec.dumps(value)
 
 
 class JSONDocument(TypeDecorator[Any]):
@@ -84,9 +86,20 @@ events = Table(
     Column("redactions", JSONDocument, nullable=True),
     UniqueConstraint("run_id", "seq"),
     UniqueConstraint("run_id", "event_id"),
-    Index(None, "type", "position"),
-    Index(None, "collection_id", "position"),
+    # No other index (migration 0007 dropped (type, position) and (collection_id, position)):
+    # every query of the log reads by position (pollers, projections, export) or by run
+    # (runs show, dedupe, numbering, folds), which the primary key and (run_id, seq) serve.
     sqlite_autoincrement=True,
+)
+
+# Interned (field path, entity) pairs of the stored redaction reports (see store.redactions).
+redaction_sites = Table(
+    "redaction_sites",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("path", Text, nullable=False),
+    Column("entity", Text, nullable=False),
+    UniqueConstraint("path", "entity"),
 )
 
 quarantine = Table(
