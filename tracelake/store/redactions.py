@@ -63,7 +63,7 @@ def compact_json(
     if not is_scrubber_report(report):
         return codec.dumps(report)  # a minimal record's {"failed": ...} or a caller's own
     out: dict[str, Any] = {}
-    sites = {}
+    sites: dict[str, int] = {}
     for path, entity, n in sites_of(report) if triples is None else triples:
         key = str(ids[(path, entity)])
         sites[key] = sites.get(key, 0) + n

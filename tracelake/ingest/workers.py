@@ -1,0 +1,97 @@
+"""Worker processes for ``ingest``: lines go out in chunks, results come back in order.
+
+Parsing and scrubbing are CPU-bound Python, so threads would share one core; worker
+processes use all of them. The main process reads lines, hands chunks of them to the pool,
+and takes the results back **in submission order** (a bounded window of chunks in flight), so
+run identity, numbering and appends see exactly the order a serial ingest sees: the order is
+kept per run because it is kept for the whole input. Memory stays bounded by the window.
+
+Workers are started with ``spawn`` (no fork of a process that holds database connections or
+threads) and build their scrubber once; pools are kept for the life of the process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+
+from tracelake.ingest.lines import Line
+from tracelake.ingest.prepare import Preparer, Ready, Rejected
+
+_PREPARERS: dict[str, Preparer] = {}
+_CONFIG: tuple[bytes, int, int] | None = None
+_POOLS: dict[tuple[int, bytes, int, int], ProcessPoolExecutor] = {}
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def _init(key: bytes, max_bytes: int, max_depth: int) -> None:
+    global _CONFIG
+    from tracelake.scrub import get_scrubber
+
+    _CONFIG = (key, max_bytes, max_depth)
+    get_scrubber(key).scrub_text("warm up the engine: kim.minjun@example.com")
+
+
+def _work(origin: str, lines: list[Line]) -> list[Ready | Rejected]:
+    preparer = _PREPARERS.get(origin)
+    if preparer is None:
+        from tracelake.scrub import get_scrubber
+
+        assert _CONFIG is not None
+        key, max_bytes, max_depth = _CONFIG
+        if len(_PREPARERS) > 64:
+            _PREPARERS.clear()
+        preparer = _PREPARERS[origin] = Preparer(
+            get_scrubber(key), key, origin, max_bytes, max_depth
+        )
+    return preparer.prepare(lines)
+
+
+def pool(workers: int, key: bytes, max_bytes: int, max_depth: int) -> ProcessPoolExecutor:
+    """A started pool for these settings (kept and reused until the process exits)."""
+    config = (workers, key, max_bytes, max_depth)
+    found = _POOLS.get(config)
+    if found is None:
+        found = _POOLS[config] = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init,
+            initargs=(key, max_bytes, max_depth),
+        )
+    return found
+
+
+def shutdown_pools() -> None:
+    while _POOLS:
+        _, executor = _POOLS.popitem()
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_pools)
+
+
+def prepare_ordered(
+    executor: ProcessPoolExecutor,
+    origin: str,
+    chunks: Iterable[list[Line]],
+    window: int,
+) -> Iterator[list[Ready | Rejected]]:
+    """Results of every chunk, in input order, with at most *window* chunks in flight."""
+    flight: deque[Future[list[Ready | Rejected]]] = deque()
+    try:
+        for chunk in chunks:
+            flight.append(executor.submit(_work, origin, chunk))
+            if len(flight) >= window:
+                yield flight.popleft().result()
+        while flight:
+            yield flight.popleft().result()
+    finally:
+        for future in flight:
+            future.cancel()
