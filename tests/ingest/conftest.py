@@ -1,0 +1,17 @@
+"""Every ingest test runs serially (1: the main process prepares the lines) and in parallel
+(2 worker processes): ordering, idempotency and quarantine must be exactly the same."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.ingest import helpers
+
+
+@pytest.fixture(autouse=True, params=[1, 2], ids=["serial", "workers2"])
+def ingest_workers(request: pytest.FixtureRequest) -> Iterator[int]:
+    helpers.WORKERS[0] = int(request.param)
+    yield int(request.param)
+    helpers.WORKERS[0] = 1
