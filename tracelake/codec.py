@@ -28,7 +28,7 @@ _SORT = orjson.OPT_SORT_KEYS
 # Number tokens that orjson writes differently from Python: floats below 1e-4 without an
 # exponent (0.00001 for 1e-05) and one-digit exponents (2.5e-7 for 2.5e-07). A match inside a
 # string only costs a fallback to the stdlib, never a wrong result.
-_SMALL_FLOAT = re.compile(rb"(?:^|[:,\[])-?0\.0000|\de[-+]?\d(?!\d)")
+_SMALL_FLOAT = re.compile(rb"(?:^|[:,\[])-?(?:0\.0000|\d+(?:\.\d+)?e[-+]?\d(?!\d))")
 # Integers of 20+ digits may be beyond 64 bits: orjson reads them as floats.
 _LONG_DIGITS = re.compile(rb"\d{20}")
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')

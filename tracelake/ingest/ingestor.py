@@ -19,7 +19,6 @@ from tracelake.ingest.workers import default_workers, pool, prepare_ordered
 from tracelake.runs import Sequenced, StreamRuns
 from tracelake.store import QuarantineItem, Store
 from tracelake.store.records import EncodedEvent
-from tracelake.store.redactions import compact_json, sites_of
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber
@@ -130,8 +129,7 @@ class Ingestor:
     ) -> None:
         if pending:
             ready: list[Ready] = [s.item for s in pending]
-            wanted = {(p, e) for r in ready for p, e, _ in sites_of(r.report)}
-            ids = self.store.appender.sites.ids(wanted) if wanted else {}
+            redactions = self.store.appender.sites.compact_many([r.report for r in ready])
             rows = [
                 EncodedEvent(
                     run_id=s.run_id,
@@ -141,14 +139,14 @@ class Ingestor:
                     recorded_at=r.recorded_at,
                     payload_json=r.payload_json,
                     content_hash=r.content_hash,
-                    redactions_json=compact_json(r.report, ids),
+                    redactions_json=red,
                     event_id=s.event_id or r.event_id,
                     plan_id=r.plan_id,
                     step_id=r.step_id,
                     tool=r.tool,
                     collection_id=r.collection_id,
                 )
-                for s, r in zip(pending, ready, strict=True)
+                for s, r, red in zip(pending, ready, redactions, strict=True)
             ]
             report.runs.update(s.run_id for s in pending)
             result = self.store.appender.append(rows)

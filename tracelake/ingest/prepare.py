@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from tracelake import codec
 from tracelake.contracts import classify
@@ -50,7 +50,7 @@ class Ready(NamedTuple):
     collection_id: str | None
     payload_json: str
     content_hash: str
-    report: dict[str, Any] | None  # the scrubber's redaction report (compacted at append)
+    report: bytes | None  # the scrubber's redaction report as JSON (compacted at append)
     failed: bool
     recorded_at: datetime
 
@@ -106,7 +106,7 @@ class Preparer:
                 collection,
                 payload_json.decode(),
                 hash_payload(payload_json),
-                scrubbed.report or None,
+                codec.dumps_bytes(scrubbed.report) if scrubbed.report else None,
                 scrubbed.failed,
                 now,
             )

@@ -96,6 +96,7 @@ class Sites:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._ids: dict[Site, int] = {}
+        self._memo: dict[bytes, str | None] = {}
         self._lock = threading.Lock()
 
     def ids(self, wanted: Iterable[Site]) -> dict[Site, int]:
@@ -110,6 +111,22 @@ class Sites:
                     known.clear()
                 known.update(found)
         return {s: known[s] for s in wanted}
+
+    def compact_many(self, reports: list[bytes | None]) -> list[str | None]:
+        """The stored form of each report given as JSON bytes (the ingest workers' form).
+
+        Most events share their report's shape exactly (the same fields hit the same way),
+        so each distinct report is converted once and remembered: ids never change."""
+        memo = self._memo
+        missing = {r for r in reports if r is not None and r not in memo}
+        if missing:
+            parsed = {r: codec.loads(r) for r in missing}
+            ids = self.ids((p, e) for rep in parsed.values() for p, e, _ in sites_of(rep))
+            if len(memo) + len(parsed) > MAX_CACHED:
+                memo.clear()
+            for raw, rep in parsed.items():
+                memo[raw] = compact_json(rep, ids)
+        return [None if r is None else memo[r] for r in reports]
 
     def _resolve(self, missing: list[Site]) -> dict[Site, int]:
         t = redaction_sites
