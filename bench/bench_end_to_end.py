@@ -172,13 +172,17 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, float]:
         ingest_s, rss, out = run_cli(["ingest", "--json", str(path)], url)
         floor2 = raw_copy(url, path)
         floor = (floor1 + floor2) / 2
-        print(f"  raw COPY floor    : {lines / floor:>9,.0f} lines/s  ({floor1:.1f} s, {floor2:.1f} s)")
+        print(
+            f"  raw COPY floor    : {lines / floor:>9,.0f} lines/s  ({floor1:.1f} s, {floor2:.1f} s)"
+        )
         print(
             f"  tracelake ingest  : {lines / ingest_s:>9,.0f} lines/s  ({ingest_s:.1f} s)"
             f"  ratio {floor / ingest_s:.2f}x of the floor"
         )
         print(f"    {out.strip().splitlines()[-1] if out.strip() else ''}")
-        print(f"    peak RSS: {rss.peak / 2**20:.0f} MiB (all processes), main {rss.peak_main / 2**20:.0f} MiB")
+        print(
+            f"    peak RSS: {rss.peak / 2**20:.0f} MiB (all processes), main {rss.peak_main / 2**20:.0f} MiB"
+        )
         read_s, stored = plain_read(url)
         print(f"  plain read        : {stored / read_s:>9,.0f} events/s ({read_s:.1f} s)")
         result = {
@@ -204,7 +208,9 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, float]:
         mine = sum(sz.values())
         log = sz.get("events", 0) + sz.get("quarantine", 0) + sz.get("redaction_sites", 0)
         print(f"  sizes: raw jsonb table {raw / 2**20:.0f} MiB")
-        print(f"         tracelake, log (events+quarantine+sites) {log / 2**20:.0f} MiB  ratio {log / raw:.2f}x")
+        print(
+            f"         tracelake, log (events+quarantine+sites) {log / 2**20:.0f} MiB  ratio {log / raw:.2f}x"
+        )
         print(f"         tracelake, everything {mine / 2**20:.0f} MiB  ratio {mine / raw:.2f}x")
         for name, size in sorted(sz.items(), key=lambda kv: -kv[1])[:8]:
             print(f"           {name:<28} {size / 2**20:8.1f} MiB  {size / lines:6.0f} bytes/event")
@@ -223,7 +229,9 @@ def main() -> None:
     with contextlib.suppress(OSError):
         print(f"load average at start: {os.getloadavg()}")
     table = [one_size(int(n), args) for n in args.sizes.split(",")]
-    print("\n     N    floor l/s  ingest l/s  ratio  us/event  vs first  peak RSS  log size  all size")
+    print(
+        "\n     N    floor l/s  ingest l/s  ratio  us/event  vs first  peak RSS  log size  all size"
+    )
     first = table[0]["us_per_event"]
     for r in table:
         print(

@@ -26,13 +26,22 @@ import orjson
 
 _SORT = orjson.OPT_SORT_KEYS
 # Number tokens that orjson writes differently from Python: floats below 1e-4 without an
-# exponent (0.00001 for 1e-05) and one-digit exponents (2.5e-7 for 2.5e-07). A match inside a
-# string only costs a fallback to the stdlib, never a wrong result.
-_SMALL_FLOAT = re.compile(rb"(?:^|[:,\[])-?(?:0\.0000|\d+(?:\.\d+)?e[-+]?\d(?!\d))")
+# exponent (0.00001 for 1e-05) and one-digit exponents (2.5e-7 for 2.5e-07). Both are found
+# with fast substring tests first; a match inside a string only costs a fallback to the
+# stdlib for that value, never a wrong result.
+_ONE_DIGIT_EXPONENT = re.compile(rb"[0-9]e[-+]?[0-9](?![0-9])")
 # Integers of 20+ digits may be beyond 64 bits: orjson reads them as floats.
-_LONG_DIGITS = re.compile(rb"\d{20}")
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_TWENTY_DIGITS = b"0" * 20
+
+
+def _differs(out: bytes) -> bool:
+    """Could orjson's *out* differ from the stdlib's text for the same value?"""
+    if b"0.0000" in out:
+        return True
+    if b"e-" in out or b"e+" in out:
+        return _ONE_DIGIT_EXPONENT.search(out) is not None
+    return False
 
 
 def _std_dumps(value: Any, sort_keys: bool) -> str:
@@ -47,9 +56,7 @@ def dumps_bytes(value: Any) -> bytes:
         out = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):  # ints beyond 64 bits, non-str keys, NaN
         return _std_dumps(value, False).encode()
-    if _SMALL_FLOAT.search(out) is None:
-        return out
-    return _std_dumps(value, False).encode()
+    return _std_dumps(value, False).encode() if _differs(out) else out
 
 
 def dumps(value: Any) -> str:
@@ -63,9 +70,7 @@ def canonical(value: Any) -> bytes:
         out = orjson.dumps(value, option=_SORT)
     except (TypeError, orjson.JSONEncodeError):
         return _std_dumps(value, True).encode()
-    if _SMALL_FLOAT.search(out) is None:
-        return out
-    return _std_dumps(value, True).encode()
+    return _std_dumps(value, True).encode() if _differs(out) else out
 
 
 def loads(data: bytes | str) -> Any:
@@ -79,27 +84,31 @@ def loads_line(data: bytes, max_depth: int) -> dict[str, Any] | None:
     ``max_depth`` is the number of nested containers below the root that are allowed (the
     careful path's limit); deeper lines go the careful way and are quarantined there.
     """
-    if b"\\u0000" in data or b"\\U0000" in data or _LONG_DIGITS.search(data) is not None:
+    if b"\\u0000" in data or _TWENTY_DIGITS in data.translate(_DIGITS):
         return None
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    if type(obj) is not dict or not _depth_ok(data, max_depth + 1):
+    if type(obj) is not dict:
+        return None
+    limit = max_depth + 1  # containers open at once, the root included
+    if data.count(b"{") + data.count(b"[") > limit and not _depth_ok(obj, limit):
         return None
     return obj
 
 
-def _depth_ok(data: bytes, limit: int) -> bool:
-    """At most *limit* containers open at once (strings, which may hold brackets, skipped)."""
-    if data.count(b"{") + data.count(b"[") <= limit:
-        return True
-    depth = 0
-    for c in _STRINGS.sub(b"", data).translate(None, _NOT_BRACKETS):
-        if c == 0x7B or c == 0x5B:  # { [
-            depth += 1
-            if depth > limit:
-                return False
-        else:
-            depth -= 1
+def _depth_ok(root: dict[str, Any], limit: int) -> bool:
+    """At most *limit* containers open at once (a walk over containers only)."""
+    level: list[Any] = [root]
+    depth = 1
+    while level:
+        if depth > limit:
+            return False
+        nxt: list[Any] = []
+        for c in level:
+            for v in c.values() if type(c) is dict else c:
+                if type(v) is dict or type(v) is list:
+                    nxt.append(v)
+        level, depth = nxt, depth + 1
     return True

@@ -61,7 +61,9 @@ def gtc_runs(runs: int, seed: int) -> Iterator[list[bytes]]:
     people = FakePeople(seed)
     rng = random.Random(seed + 1)
     for _scenario, runner, plan, ctx, meta, _p in iter_gtc_runs(runs, seed, person=people):
-        events = [asdict(e) for e in runner.run_stream(plan, input_context=ctx, trace_metadata=meta)]
+        events = [
+            asdict(e) for e in runner.run_stream(plan, input_context=ctx, trace_metadata=meta)
+        ]
         if rng.random() < 0.5:
             run_id = f"req-{uuid.UUID(int=rng.getrandbits(128))}"
             yield [
