@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from tracelake import codec
 from tracelake.contracts import SOURCE_AGENTLANE, SOURCE_GRAPH_TOOL_CALL, InboundEvent
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
-from tracelake.store.redactions import Sites, compact_json, sites_of
+from tracelake.store.redactions import Reports
 
 if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
     from tracelake.scrub import Scrubber
@@ -134,16 +134,14 @@ def encode_event(
     run_id: str,
     seq: int | None,
     recorded_at: datetime,
-    sites: Sites,
+    reports: Reports,
     event_id: str | None = None,
 ) -> EncodedEvent:
     """The fast path: the row encoded once with the fast codec (payload JSON, content hash,
-    compact redaction report with its sites interned through *sites*, usually
-    ``store.appender.sites``), ready for ``store.appender.append``. ``tracelake ingest`` does
-    the same work split between its workers (encoding) and its main process (sites)."""
+    redaction report interned through *reports*, usually ``store.appender.reports``), ready
+    for ``store.appender.append``. ``tracelake ingest`` does the same work split between its
+    workers (encoding) and its main process (interning)."""
     payload_json = codec.dumps_bytes(scrubbed.payload)
-    report = scrubbed.report or None
-    ids = sites.ids((p, e) for p, e, _ in sites_of(report))
     etype, plan_id, step_id, tool, collection = indexed_columns(inbound.source, scrubbed.payload)
     return EncodedEvent(
         run_id=run_id,
@@ -153,7 +151,7 @@ def encode_event(
         recorded_at=recorded_at,
         payload_json=payload_json.decode(),
         content_hash=hash_payload(payload_json),
-        redactions_json=compact_json(report, ids),
+        redactions_json=reports.ref_of(scrubbed.report or None),
         event_id=event_id or inbound.event_id,
         plan_id=plan_id,
         step_id=step_id,

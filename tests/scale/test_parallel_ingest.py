@@ -24,7 +24,6 @@ from tracelake.ingest import Ingestor, IngestReport
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store, migrate, open_store
 from tracelake.store.engine import create_engine
-from tracelake.store.redactions import Sites, expand
 
 BAD_LINES = [
     b"not json, Bearer abcdefghijklmnopqrstuvwxyz012345",
@@ -98,7 +97,7 @@ def _ingest(store: Store, data: bytes, workers: int, batch: int) -> IngestReport
 
 
 def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    sites = Sites(store.engine).table()
+    reports = store.appender.reports
     events = [
         (
             e.position,
@@ -112,7 +111,7 @@ def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             e.tool,
             e.collection_id,
             json.dumps(e.payload, sort_keys=True),
-            json.dumps(expand(e.redactions, sites), sort_keys=True),
+            json.dumps(reports.expand(e.redactions), sort_keys=True),
         )
         for e in store.reader.iter_all()
     ]

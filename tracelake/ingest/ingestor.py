@@ -129,7 +129,7 @@ class Ingestor:
     ) -> None:
         if pending:
             ready: list[Ready] = [s.item for s in pending]
-            redactions = self.store.appender.sites.compact_many([r.report for r in ready])
+            redactions = self.store.appender.reports.refs([r.report for r in ready])
             rows = [
                 EncodedEvent(
                     run_id=s.run_id,

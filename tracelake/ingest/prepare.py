@@ -50,7 +50,7 @@ class Ready(NamedTuple):
     collection_id: str | None
     payload_json: str
     content_hash: str
-    report: bytes | None  # the scrubber's redaction report as JSON (compacted at append)
+    report: bytes | None  # the scrubber's redaction report as JSON (interned at append)
     failed: bool
     recorded_at: datetime
 

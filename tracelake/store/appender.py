@@ -33,11 +33,12 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from tracelake import codec
 from tracelake.errors import DataRejectedError
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, EncodedEvent, NewEvent, QuarantineItem
-from tracelake.store.redactions import Sites, compact_json, sites_of
+from tracelake.store.redactions import Reports
 from tracelake.store.schema import events
 
 APPEND_LOCK_KEY = 0x7472616365  # "trace"
@@ -90,7 +91,7 @@ class Appender(ABC):
     def __init__(self, engine: Engine, quarantine: QuarantineWriter) -> None:
         self.engine = engine
         self.quarantine = quarantine
-        self.sites = Sites(engine)
+        self.reports = Reports(engine)
 
     def append(self, batch: Sequence[NewEvent | EncodedEvent]) -> AppendResult:
         """Append a batch in one transaction.
@@ -104,16 +105,19 @@ class Appender(ABC):
         return self._append_encoded(self.encode(batch))
 
     def encode(self, batch: Sequence[NewEvent | EncodedEvent]) -> list[EncodedEvent]:
-        """Encode NewEvents with the fast codec; their redaction reports in the compact form
-        (new sites are interned first, see ``store.redactions``)."""
-        new = [e for e in batch if isinstance(e, NewEvent) and e.redactions]
-        wanted = {(p, entity) for e in new for p, entity, _ in sites_of(e.redactions)}
-        ids = self.sites.ids(wanted) if wanted else {}
+        """Encode NewEvents with the fast codec; their redaction reports are interned (new
+        ones first, see ``store.redactions``) and referenced."""
+        refs = self.reports.refs(
+            [
+                codec.dumps_bytes(e.redactions)
+                if isinstance(e, NewEvent) and e.redactions
+                else None
+                for e in batch
+            ]
+        )
         return [
-            e
-            if isinstance(e, EncodedEvent)
-            else EncodedEvent.of(e, compact_json(e.redactions, ids))
-            for e in batch
+            e if isinstance(e, EncodedEvent) else EncodedEvent.of(e, ref)
+            for e, ref in zip(batch, refs, strict=True)
         ]
 
     def _append_encoded(self, batch: list[EncodedEvent]) -> AppendResult:

@@ -92,14 +92,13 @@ events = Table(
     sqlite_autoincrement=True,
 )
 
-# Interned (field path, entity) pairs of the stored redaction reports (see store.redactions).
-redaction_sites = Table(
-    "redaction_sites",
+# Each distinct redaction report once; events.redactions holds {"r": id} (store.redactions).
+redaction_reports = Table(
+    "redaction_reports",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("path", Text, nullable=False),
-    Column("entity", Text, nullable=False),
-    UniqueConstraint("path", "entity"),
+    Column("digest", Text, nullable=False, unique=True),  # blake2b-128 of the report's JSON
+    Column("report", JSONDocument, nullable=False),
 )
 
 quarantine = Table(
