@@ -18,7 +18,9 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
+from tracelake.errors import TracelakeError
 from tracelake.ingest.lines import Line
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 
@@ -83,7 +85,12 @@ def prepare_ordered(
     chunks: Iterable[list[Line]],
     window: int,
 ) -> Iterator[list[Ready | Rejected]]:
-    """Results of every chunk, in input order, with at most *window* chunks in flight."""
+    """Results of every chunk, in input order, with at most *window* chunks in flight.
+
+    A worker that dies (killed, out of memory) breaks the pool: the pool is discarded and
+    :class:`~tracelake.errors.TracelakeError` says what to do. Everything appended before is
+    stored, and ingest is idempotent, so running it again completes the input exactly once.
+    """
     flight: deque[Future[list[Ready | Rejected]]] = deque()
     try:
         for chunk in chunks:
@@ -92,6 +99,16 @@ def prepare_ordered(
                 yield flight.popleft().result()
         while flight:
             yield flight.popleft().result()
+    except BrokenProcessPool:
+        for config, found in list(_POOLS.items()):
+            if found is executor:
+                del _POOLS[config]
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise TracelakeError(
+            "an ingest worker process died (killed or out of memory); the events appended "
+            "before it are stored. Run the same ingest again: it appends only what is missing "
+            "(set TRACELAKE_INGEST_WORKERS=1 to prepare lines in the main process)."
+        ) from None
     finally:
         for future in flight:
             future.cancel()
