@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import threading
@@ -60,11 +62,24 @@ def libpq(url: str) -> str:
     return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
 
-def raw_copy(url: str, path: Path) -> float:
-    """The floor: every line COPYed as is into a jsonb column, one transaction."""
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc (0 if unreadable)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def raw_copy(url: str, path: Path) -> tuple[float, float]:
+    """The floor: every line COPYed as is into a jsonb column, one transaction.
+    Returns (wall seconds, CPU seconds of this client and its server backend)."""
     with psycopg.connect(libpq(url), autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS raw_events")
         conn.execute("CREATE TABLE raw_events (line jsonb NOT NULL)")
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+        backend = int(row[0]) if row else 0
+        cpu0 = proc_cpu(backend) + time.process_time()
         t0 = time.perf_counter()
         with conn.transaction(), conn.cursor() as cur:
             # CSV with quote and delimiter bytes that never occur in JSON text: lines go in raw.
@@ -72,7 +87,8 @@ def raw_copy(url: str, path: Path) -> float:
             with cur.copy(sql) as copy, path.open("rb") as f:
                 while block := f.read(1 << 20):
                     copy.write(block)
-        return time.perf_counter() - t0
+        wall = time.perf_counter() - t0
+        return wall, proc_cpu(backend) + time.process_time() - cpu0
 
 
 class RssSampler:
@@ -118,8 +134,10 @@ class RssSampler:
         self._thread.join()
 
 
-def run_cli(args: list[str], url: str) -> tuple[float, RssSampler, str]:
+def run_cli(args: list[str], url: str) -> tuple[float, RssSampler, str, float]:
+    """Run the CLI: (wall s, RSS sampler, output, CPU s of it and its worker processes)."""
     env = {**os.environ, "TRACELAKE_DATABASE_URL": url, "TRACELAKE_PSEUDONYM_KEY": KEY}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [*TRACELAKE, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
@@ -130,7 +148,9 @@ def run_cli(args: list[str], url: str) -> tuple[float, RssSampler, str]:
     sampler.stop()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"tracelake {' '.join(args)} failed:\n{out.decode()[-3000:]}")
-    return elapsed, sampler, out.decode()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return elapsed, sampler, out.decode(), cpu
 
 
 SIZE_SQL = """
@@ -168,18 +188,21 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, float]:
     mb = path.stat().st_size / 1e6
     print(f"\nN = {lines:,} lines ({mb:.0f} MB, {path.stat().st_size / lines:.0f} bytes/line)")
     with database() as url:
-        floor1 = raw_copy(url, path)
-        ingest_s, rss, out = run_cli(["ingest", "--json", str(path)], url)
-        floor2 = raw_copy(url, path)
-        floor = (floor1 + floor2) / 2
+        floor1, fcpu1 = raw_copy(url, path)
+        ingest_s, rss, out, icpu = run_cli(["ingest", "--json", str(path)], url)
+        floor2, fcpu2 = raw_copy(url, path)
+        floor, fcpu = (floor1 + floor2) / 2, (fcpu1 + fcpu2) / 2
         print(
             f"  raw COPY floor    : {lines / floor:>9,.0f} lines/s  ({floor1:.1f} s, {floor2:.1f} s)"
+            f"  CPU {fcpu / lines * 1e6:.0f} us/line (client + server backend)"
         )
         print(
             f"  tracelake ingest  : {lines / ingest_s:>9,.0f} lines/s  ({ingest_s:.1f} s)"
-            f"  ratio {floor / ingest_s:.2f}x of the floor"
+            f"  ratio {floor / ingest_s:.2f}x of the floor;"
+            f"  CPU {icpu / lines * 1e6:.0f} us/line (main + workers; server not counted)"
         )
-        print(f"    {out.strip().splitlines()[-1] if out.strip() else ''}")
+        summary = json.loads(out[out.index("{") :]) if "{" in out else {}
+        print(f"    {summary}")
         print(
             f"    peak RSS: {rss.peak / 2**20:.0f} MiB (all processes), main {rss.peak_main / 2**20:.0f} MiB"
         )
@@ -190,26 +213,28 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, float]:
             "floor_s": floor,
             "ingest_s": ingest_s,
             "ratio": floor / ingest_s,
+            "floor_cpu_us": fcpu / lines * 1e6,
+            "ingest_cpu_us": icpu / lines * 1e6,
             "us_per_event": ingest_s / lines * 1e6,
             "rss_mib": rss.peak / 2**20,
             "read_s": read_s,
         }
         if not args.skip_project:
-            project_s, prss, _ = run_cli(["project"], url)
+            project_s, prss, _, _ = run_cli(["project"], url)
             print(
                 f"  tracelake project : {stored / project_s:>9,.0f} events/s ({project_s:.1f} s)"
                 f"  ratio {read_s / project_s:.2f}x of the plain read, peak RSS {prss.peak / 2**20:.0f} MiB"
             )
-            promote_s, _, _ = run_cli(["promote"], url)
+            promote_s, _, _, _ = run_cli(["promote"], url)
             print(f"  tracelake promote : {promote_s:.1f} s")
             result.update(project_s=project_s, promote_s=promote_s)
         sz = sizes(url)
         raw = sz.pop("raw_events")
         mine = sum(sz.values())
-        log = sz.get("events", 0) + sz.get("quarantine", 0) + sz.get("redaction_sites", 0)
+        log = sz.get("events", 0) + sz.get("quarantine", 0) + sz.get("redaction_reports", 0)
         print(f"  sizes: raw jsonb table {raw / 2**20:.0f} MiB")
         print(
-            f"         tracelake, log (events+quarantine+sites) {log / 2**20:.0f} MiB  ratio {log / raw:.2f}x"
+            f"         tracelake, log (events+quarantine+reports) {log / 2**20:.0f} MiB  ratio {log / raw:.2f}x"
         )
         print(f"         tracelake, everything {mine / 2**20:.0f} MiB  ratio {mine / raw:.2f}x")
         for name, size in sorted(sz.items(), key=lambda kv: -kv[1])[:8]:
@@ -230,13 +255,15 @@ def main() -> None:
         print(f"load average at start: {os.getloadavg()}")
     table = [one_size(int(n), args) for n in args.sizes.split(",")]
     print(
-        "\n     N    floor l/s  ingest l/s  ratio  us/event  vs first  peak RSS  log size  all size"
+        "\n        N  floor l/s  ingest l/s  ratio  wall us/ev  CPU us/ev  CPU vs first"
+        "  floor CPU us  peak RSS  log size  all size"
     )
-    first = table[0]["us_per_event"]
+    first = table[0]["ingest_cpu_us"]
     for r in table:
         print(
-            f"{r['lines']:>9,} {r['lines'] / r['floor_s']:>9,.0f} {r['lines'] / r['ingest_s']:>11,.0f}"
-            f"  {r['ratio']:.2f}x {r['us_per_event']:>8.0f}  {r['us_per_event'] / first:>7.2f}x"
+            f"{r['lines']:>9,} {r['lines'] / r['floor_s']:>10,.0f} {r['lines'] / r['ingest_s']:>11,.0f}"
+            f"  {r['ratio']:.2f}x {r['us_per_event']:>10.0f} {r['ingest_cpu_us']:>10.0f}"
+            f"  {r['ingest_cpu_us'] / first:>11.2f}x {r['floor_cpu_us']:>12.0f}"
             f"  {r['rss_mib']:>6.0f}MiB  {r['log_ratio']:>7.2f}x  {r['all_ratio']:>7.2f}x"
         )
 
