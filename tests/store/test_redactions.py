@@ -53,3 +53,38 @@ def test_appending_new_events_interns_their_reports_too(store: Store) -> None:
             assert conn.execute(sa.text("SELECT COUNT(*) FROM redaction_reports")).scalar() == 1
     finally:
         other.dispose()
+
+
+def test_copy_text_keeps_every_character_of_every_column(store: Store) -> None:
+    """The appender writes COPY text itself: tabs, newlines, CRs and backslashes in any
+    column, JSON escapes, non-BMP and line-separator characters come back as they went in."""
+    nasty = 'a\tb\\c\nd\re \\N \\\\t "q" \u2028 😀 é'
+    payload = {"type": "x\\y", "s": nasty, "nested": {nasty: [nasty, 1.5, None, True]}}
+    now = datetime.now(UTC)
+    e = NewEvent(
+        run_id=nasty,
+        seq=1,
+        type="x\\y",
+        source="unknown",
+        payload=payload,
+        recorded_at=now,
+        event_id="id\t\\N",
+        plan_id="p\n",
+        step_id="\\",
+        tool="t\r",
+        collection_id="\\N",
+        redactions={"entities": {"E\t": 1}, "paths": {"a\\b": {"E\t": 1}}},
+    )
+    assert store.appender.append([e]).appended == 1
+    (got,) = store.reader.run_events(nasty)
+    assert (got.run_id, got.type, got.event_id, got.plan_id, got.step_id, got.tool) == (
+        nasty,
+        "x\\y",
+        "id\t\\N",
+        "p\n",
+        "\\",
+        "t\r",
+    )
+    assert got.collection_id == "\\N" and got.payload == payload
+    assert store.appender.reports.expand(got.redactions) == e.redactions
+    assert store.appender.append([e]).duplicates == 1  # same content hash read back
