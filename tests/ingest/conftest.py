@@ -11,7 +11,15 @@ from tests.ingest import helpers
 
 
 @pytest.fixture(autouse=True, params=[1, 2], ids=["serial", "workers2"])
-def ingest_workers(request: pytest.FixtureRequest) -> Iterator[int]:
+def ingest_workers(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[int]:
+    from tracelake.ingest import ingestor
+
     helpers.WORKERS[0] = int(request.param)
+    # Small test inputs must reach the workers too (by default the first chunks stay here),
+    # in chunks small enough that runs straddle them.
+    monkeypatch.setattr(ingestor, "CHUNKS_BEFORE_WORKERS", 0)
+    monkeypatch.setattr(ingestor, "CHUNK_LINES", 7)
     yield int(request.param)
     helpers.WORKERS[0] = 1

@@ -134,14 +134,16 @@ def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(data=inputs, batch=st.integers(1, 40), chunk=st.integers(1, 7))
+@given(
+    data=inputs, batch=st.integers(1, 40), chunk=st.integers(1, 7), serial_chunks=st.integers(0, 3)
+)
 def test_parallel_ingest_stores_exactly_what_serial_ingest_stores(
-    data: bytes, batch: int, chunk: int
+    data: bytes, batch: int, chunk: int, serial_chunks: int
 ) -> None:
     from tracelake.ingest import ingestor
 
-    old = ingestor.CHUNK_LINES
-    ingestor.CHUNK_LINES = chunk
+    old = ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS
+    ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = chunk, serial_chunks
     try:
         with tempfile.TemporaryDirectory() as tmp:
             serial, parallel = _store(Path(tmp), "serial.db"), _store(Path(tmp), "parallel.db")
@@ -156,4 +158,4 @@ def test_parallel_ingest_stores_exactly_what_serial_ingest_stores(
                 serial.dispose()
                 parallel.dispose()
     finally:
-        ingestor.CHUNK_LINES = old
+        ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = old

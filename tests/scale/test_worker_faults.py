@@ -26,8 +26,11 @@ def _ingestor(store: Store, batch: int) -> Ingestor:
 
 
 def test_sigkill_of_a_worker_mid_ingest_then_a_rerun_stores_everything_once(
-    store: Store,
+    store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from tracelake.ingest import ingestor as ingest_module
+
+    monkeypatch.setattr(ingest_module, "CHUNKS_BEFORE_WORKERS", 0)
     events = [e for _ in range(6) for run in gtc_runs() for e in run]
     envelopes = [
         {"type": "runner.event", "run_id": f"r-{i // 20}", "seq": i % 20 + 1, "event": e}

@@ -6,6 +6,7 @@ stored, or quarantined with a reason (invariant 6). A bad line never stops the l
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -117,12 +118,18 @@ class Ingestor:
         self, origin: str, chunks: Iterator[list[Line]]
     ) -> Iterator[list[Ready | Rejected]]:
         s = self.settings
+        preparer = Preparer(self.scrubber, self.key, origin, s.max_line_bytes, s.max_depth)
         workers = self.workers
-        if workers <= 1:
-            preparer = Preparer(self.scrubber, self.key, origin, s.max_line_bytes, s.max_depth)
-            return (preparer.prepare(chunk) for chunk in chunks)
-        executor = pool(workers, self.key, s.max_line_bytes, s.max_depth)
-        return prepare_ordered(executor, origin, chunks, window=2 * workers + 2)
+        # Small inputs are prepared here: starting worker processes (each loads the scrubber's
+        # engine) costs more than it saves below a few thousand lines.
+        serial = CHUNKS_BEFORE_WORKERS if workers > 1 else None
+        for done, chunk in enumerate(chunks):
+            if serial is not None and done >= serial:
+                executor = pool(workers, self.key, s.max_line_bytes, s.max_depth)
+                rest = itertools.chain([chunk], chunks)
+                yield from prepare_ordered(executor, origin, rest, window=2 * workers + 2)
+                return
+            yield preparer.prepare(chunk)
 
     def _flush(
         self, pending: list[Sequenced], bad: list[QuarantineItem], report: IngestReport
@@ -163,6 +170,7 @@ class Ingestor:
 
 
 CHUNK_LINES = 200  # lines per worker task: large enough to amortise the hand-off
+CHUNKS_BEFORE_WORKERS = 10  # the first 2,000 lines are prepared in the main process
 
 
 def _chunks(lines: Iterator[Line], size: int) -> Iterator[list[Line]]:
