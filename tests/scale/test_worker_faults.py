@@ -39,7 +39,7 @@ def test_sigkill_of_a_worker_mid_ingest_then_a_rerun_stores_everything_once(
     data = jsonl(envelopes)
     ingestor = _ingestor(store, batch=25)
     ingestor.ingest(io.BufferedReader(io.BytesIO(jsonl(envelopes[:3]))), "warm.jsonl")
-    (pool,) = [p for c, p in worker_pools._POOLS.items() if c[0] == 2]
+    pool = worker_pools._POOLS[2]
     victims = list(pool._processes)  # the started worker processes
     assert victims
 

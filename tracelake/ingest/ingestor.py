@@ -125,9 +125,10 @@ class Ingestor:
         serial = CHUNKS_BEFORE_WORKERS if workers > 1 else None
         for done, chunk in enumerate(chunks):
             if serial is not None and done >= serial:
-                executor = pool(workers, self.key, s.max_line_bytes, s.max_depth)
+                config = (self.key, s.max_line_bytes, s.max_depth)
                 rest = itertools.chain([chunk], chunks)
-                yield from prepare_ordered(executor, origin, rest, window=2 * workers + 2)
+                window = 2 * workers + 2
+                yield from prepare_ordered(pool(workers), origin, config, rest, window)
                 return
             yield preparer.prepare(chunk)
 

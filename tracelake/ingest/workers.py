@@ -24,48 +24,44 @@ from tracelake.errors import TracelakeError
 from tracelake.ingest.lines import Line
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 
-_PREPARERS: dict[str, Preparer] = {}
-_CONFIG: tuple[bytes, int, int] | None = None
-_POOLS: dict[tuple[int, bytes, int, int], ProcessPoolExecutor] = {}
+Config = tuple[bytes, int, int]  # pseudonym key, max line bytes, max depth
+_PREPARERS: dict[tuple[str, Config], Preparer] = {}
+_POOLS: dict[int, ProcessPoolExecutor] = {}  # at most one, by worker count
 
 
 def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _init(key: bytes, max_bytes: int, max_depth: int) -> None:
-    global _CONFIG
-    from tracelake.scrub import get_scrubber
+def _init() -> None:
+    """Build the process-wide detection engine before the first task arrives."""
+    from tracelake.scrub import Scrubber
 
-    _CONFIG = (key, max_bytes, max_depth)
-    get_scrubber(key).scrub_text("warm up the engine: kim.minjun@example.com")
+    Scrubber(b"engine warm-up only, no pseudonyms").scrub_text("kim.minjun@example.com")
 
 
-def _work(origin: str, lines: list[Line]) -> list[Ready | Rejected]:
-    preparer = _PREPARERS.get(origin)
+def _work(origin: str, config: Config, lines: list[Line]) -> list[Ready | Rejected]:
+    preparer = _PREPARERS.get((origin, config))
     if preparer is None:
         from tracelake.scrub import get_scrubber
 
-        assert _CONFIG is not None
-        key, max_bytes, max_depth = _CONFIG
+        key, max_bytes, max_depth = config
         if len(_PREPARERS) > 64:
             _PREPARERS.clear()
-        preparer = _PREPARERS[origin] = Preparer(
+        preparer = _PREPARERS[(origin, config)] = Preparer(
             get_scrubber(key), key, origin, max_bytes, max_depth
         )
     return preparer.prepare(lines)
 
 
-def pool(workers: int, key: bytes, max_bytes: int, max_depth: int) -> ProcessPoolExecutor:
-    """A started pool for these settings (kept and reused until the process exits)."""
-    config = (workers, key, max_bytes, max_depth)
-    found = _POOLS.get(config)
+def pool(workers: int) -> ProcessPoolExecutor:
+    """The started pool of *workers* processes (kept and reused until the process exits;
+    one pool at a time: asking for another size replaces it)."""
+    found = _POOLS.get(workers)
     if found is None:
-        found = _POOLS[config] = ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init,
-            initargs=(key, max_bytes, max_depth),
+        shutdown_pools()
+        found = _POOLS[workers] = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init
         )
     return found
 
@@ -82,6 +78,7 @@ atexit.register(shutdown_pools)
 def prepare_ordered(
     executor: ProcessPoolExecutor,
     origin: str,
+    config: Config,
     chunks: Iterable[list[Line]],
     window: int,
 ) -> Iterator[list[Ready | Rejected]]:
@@ -94,15 +91,15 @@ def prepare_ordered(
     flight: deque[Future[list[Ready | Rejected]]] = deque()
     try:
         for chunk in chunks:
-            flight.append(executor.submit(_work, origin, chunk))
+            flight.append(executor.submit(_work, origin, config, chunk))
             if len(flight) >= window:
                 yield flight.popleft().result()
         while flight:
             yield flight.popleft().result()
     except BrokenProcessPool:
-        for config, found in list(_POOLS.items()):
+        for size, found in list(_POOLS.items()):
             if found is executor:
-                del _POOLS[config]
+                del _POOLS[size]
         executor.shutdown(wait=False, cancel_futures=True)
         raise TracelakeError(
             "an ingest worker process died (killed or out of memory); the events appended "
