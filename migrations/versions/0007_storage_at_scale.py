@@ -57,7 +57,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.execute("ALTER TABLE events ALTER COLUMN payload SET COMPRESSION default")
+        op.execute(_LZ4.replace("lz4", "default"))
     op.create_index("ix_events_collection_id_position", "events", ["collection_id", "position"])
     op.create_index("ix_events_type_position", "events", ["type", "position"])
     op.drop_table("redaction_reports")
