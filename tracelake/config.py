@@ -39,6 +39,8 @@ class Settings:
     max_depth: int = 64
     # Appends are batched: at most this many events per transaction.
     batch_size: int = 2000
+    # Processes that parse and scrub ingest input (0: one per CPU; 1: in the main process).
+    ingest_workers: int = 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Self:
@@ -49,6 +51,7 @@ class Settings:
             max_line_bytes=_int(env, "TRACELAKE_MAX_LINE_BYTES", default.max_line_bytes, 1024),
             max_depth=_int(env, "TRACELAKE_MAX_DEPTH", default.max_depth, 4),
             batch_size=_int(env, "TRACELAKE_BATCH_SIZE", default.batch_size),
+            ingest_workers=_int(env, "TRACELAKE_INGEST_WORKERS", default.ingest_workers, 0),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings  # type: ignore[arg-type]

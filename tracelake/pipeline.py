@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from tracelake import codec
 from tracelake.contracts import SOURCE_AGENTLANE, SOURCE_GRAPH_TOOL_CALL, InboundEvent
 from tracelake.scrub.pseudonym import subject_key
-from tracelake.store.records import NewEvent, QuarantineItem
+from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
+from tracelake.store.redactions import Reports
 
 if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
     from tracelake.scrub import Scrubber
@@ -78,6 +80,30 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
     return "psn_" + hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:24]
 
 
+def indexed_columns(
+    source: str, payload: dict[str, Any]
+) -> tuple[str, str | None, str | None, str | None, str | None]:
+    """``(type, plan_id, step_id, tool, collection_id)`` read from a *scrubbed* payload."""
+    p = payload
+    plan_id = step_id = tool = None
+    if source == SOURCE_GRAPH_TOOL_CALL:
+        plan_id, step_id, tool = _text(p, "plan_id"), _text(p, "step_id"), _text(p, "tool")
+    elif source == SOURCE_AGENTLANE:
+        body = p.get("payload")
+        if isinstance(body, dict):
+            call = body.get("tool_call")
+            fn = call.get("function") if isinstance(call, dict) else None
+            tool = _text(fn, "name") if isinstance(fn, dict) else None
+    etype = p.get("type")
+    return (
+        etype if isinstance(etype, str) and etype else "unknown",  # the scrubbed type
+        plan_id,
+        step_id,
+        tool,
+        _collection(p.get("trace_metadata")),
+    )
+
+
 def new_event(
     inbound: InboundEvent,
     scrubbed: Scrubbed,
@@ -87,29 +113,47 @@ def new_event(
     event_id: str | None = None,
 ) -> NewEvent:
     """The row for an event; indexed columns are read from the *scrubbed* payload only."""
-    p = scrubbed.payload
-    plan_id = step_id = tool = collection = None
-    if inbound.source == SOURCE_GRAPH_TOOL_CALL:
-        plan_id, step_id, tool = _text(p, "plan_id"), _text(p, "step_id"), _text(p, "tool")
-        collection = _collection(p.get("trace_metadata"))
-    elif inbound.source == SOURCE_AGENTLANE:
-        body = p.get("payload")
-        if isinstance(body, dict):
-            call = body.get("tool_call")
-            fn = call.get("function") if isinstance(call, dict) else None
-            tool = _text(fn, "name") if isinstance(fn, dict) else None
-        collection = _collection(p.get("trace_metadata"))
-    else:
-        collection = _collection(p.get("trace_metadata"))
-    etype = p.get("type")
+    etype, plan_id, step_id, tool, collection = indexed_columns(inbound.source, scrubbed.payload)
     return NewEvent(
         run_id=run_id,
         seq=seq,
-        type=etype if isinstance(etype, str) and etype else "unknown",  # the scrubbed type
+        type=etype,
         source=inbound.source,
-        payload=p,
+        payload=scrubbed.payload,
         recorded_at=recorded_at,
         redactions=scrubbed.report or None,
+        event_id=event_id or inbound.event_id,
+        plan_id=plan_id,
+        step_id=step_id,
+        tool=tool,
+        collection_id=collection,
+    )
+
+
+def encode_event(
+    inbound: InboundEvent,
+    scrubbed: Scrubbed,
+    run_id: str,
+    seq: int | None,
+    recorded_at: datetime,
+    reports: Reports,
+    event_id: str | None = None,
+) -> EncodedEvent:
+    """The fast path: the row encoded once with the fast codec (payload JSON, content hash,
+    redaction report interned through *reports*, usually ``store.appender.reports``), ready
+    for ``store.appender.append``. ``tracelake ingest`` does the same work split between its
+    workers (encoding) and its main process (interning)."""
+    payload_json = codec.dumps_bytes(scrubbed.payload)
+    etype, plan_id, step_id, tool, collection = indexed_columns(inbound.source, scrubbed.payload)
+    return EncodedEvent(
+        run_id=run_id,
+        seq=seq,
+        type=etype,
+        source=inbound.source,
+        recorded_at=recorded_at,
+        payload_json=payload_json.decode(),
+        content_hash=hash_payload(payload_json),
+        redactions_json=reports.ref_of(scrubbed.report or None),
         event_id=event_id or inbound.event_id,
         plan_id=plan_id,
         step_id=step_id,

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracelake import codec
 from tracelake.contracts import InboundEvent
 
 RUN_ID_PREFIX = "run-"
@@ -66,17 +66,43 @@ class StreamRuns:
         self._seen: dict[tuple[str, str], int] = defaultdict(int)
 
     def feed(self, inbound: InboundEvent, item: Any) -> list[Sequenced]:
-        if inbound.run_id is not None:
-            if inbound.seq is not None or inbound.event_id is not None:
-                return [Sequenced(inbound.run_id, inbound.seq, item, inbound.event_id)]
-            mac = hmac.new(self._key, inbound.run_id.encode() + b"\x00", hashlib.blake2b)
-            mac.update(_canonical(inbound.event))
-            content = mac.hexdigest()[:24]
-            self._seen[(inbound.run_id, content)] += 1
-            occurrence = self._seen[(inbound.run_id, content)]
-            return [Sequenced(inbound.run_id, None, item, f"ev-{content}-{occurrence}")]
+        if inbound.run_id is not None and inbound.seq is None and inbound.event_id is None:
+            content = content_digest(self._key, inbound.run_id, canonical(inbound.event))
+            return self.feed_parts(inbound.run_id, None, None, False, None, content, item)
+        bare = inbound.run_id is None
+        return self.feed_parts(
+            inbound.run_id,
+            inbound.seq,
+            inbound.event_id,
+            inbound.starts_run,
+            canonical(inbound.event) if bare else None,
+            None,
+            item,
+        )
+
+    def feed_parts(
+        self,
+        run_id: str | None,
+        seq: int | None,
+        event_id: str | None,
+        starts_run: bool,
+        event_canonical: bytes | None,
+        content: str | None,
+        item: Any,
+    ) -> list[Sequenced]:
+        """:meth:`feed` from what the ingest workers compute: an envelope's ids, whether the
+        event starts a run, and the event's :func:`canonical` bytes (bare events) or its
+        :func:`content_digest` (envelope events without seq or event_id)."""
+        if run_id is not None:
+            if seq is not None or event_id is not None:
+                return [Sequenced(run_id, seq, item, event_id)]
+            assert content is not None
+            self._seen[(run_id, content)] += 1
+            occurrence = self._seen[(run_id, content)]
+            return [Sequenced(run_id, None, item, f"ev-{content}-{occurrence}")]
+        assert event_canonical is not None
         ready: list[Sequenced] = []
-        if inbound.starts_run or self._bare is None:
+        if starts_run or self._bare is None:
             ready = self._close_bare()
             self._bare = _BareRun(hmac.new(self._key, self._chain, hashlib.blake2b))
         bare = self._bare
@@ -85,7 +111,7 @@ class StreamRuns:
         if bare.run_id is not None:
             ready.append(Sequenced(bare.run_id, bare.seq, item))
             return ready
-        bare.hasher.update(_canonical(inbound.event))
+        bare.hasher.update(event_canonical)
         bare.items.append(item)
         if len(bare.items) >= self._max:
             ready.extend(self._fix_id(bare))
@@ -109,5 +135,13 @@ class StreamRuns:
         return ready
 
 
-def _canonical(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+def canonical(event: dict[str, Any]) -> bytes:
+    """Keys sorted, compact UTF-8 JSON (byte-identical to the stdlib form run ids used)."""
+    return codec.canonical(event)
+
+
+def content_digest(key: bytes, run_id: str, event_canonical: bytes) -> str:
+    """A keyed digest of an event's content within its run (envelopes without ids)."""
+    mac = hmac.new(key, run_id.encode() + b"\x00", hashlib.blake2b)
+    mac.update(event_canonical)
+    return mac.hexdigest()[:24]

@@ -12,7 +12,7 @@ on PostgreSQL the events table becomes partitioned by month of ``recorded_at``.
 * Both: the events already stored are chained (one link) from the genesis anchor.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 Create Date: 2026-12-01
 """
 
@@ -26,7 +26,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0008"
-down_revision: str | None = "0006"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -175,6 +175,18 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+# The same statement as 0007 (a frozen copy): lz4 where the server has it, else the default.
+PG_KEEP_LZ4 = """
+DO $$
+BEGIN
+    ALTER TABLE events ALTER COLUMN payload SET COMPRESSION lz4;
+    ALTER TABLE events ALTER COLUMN redactions SET COMPRESSION lz4;
+EXCEPTION WHEN feature_not_supported OR invalid_parameter_value OR syntax_error THEN
+    NULL;
+END $$;
+"""
+
+
 def _partition_events() -> None:
     from tracelake.store import partitions
 
@@ -199,6 +211,7 @@ def _partition_events() -> None:
     for name, _ in extra:
         op.execute(f"ALTER INDEX {name} RENAME TO {name}_old")
     op.execute(PG_TABLE)
+    op.execute(PG_KEEP_LZ4)  # 0007 set lz4 on the old table's columns; keep it
     for _, definition in extra:
         op.execute(definition.replace(" ON public.events ", " ON events ", 1))
     op.execute(PG_FUNCTION)

@@ -290,12 +290,18 @@ def _plans(p: dict[str, str], i: int, order_no: str) -> list[tuple[str, Plan, di
 
 
 def iter_gtc_runs(
-    runs: int = 2, seed: int = 7
+    runs: int = 2,
+    seed: int = 7,
+    person: Callable[[random.Random, int], dict[str, str]] | None = None,
 ) -> Iterator[tuple[str, PlanRunner, Plan, dict[str, Any], dict[str, Any], dict[str, str]]]:
-    """``(scenario, runner, plan, input_context, trace_metadata, person)`` for each run."""
+    """``(scenario, runner, plan, input_context, trace_metadata, person)`` for each run.
+
+    *person* makes customer *i*'s personal data (default: the fixed Korean name pools);
+    ``tests/corpora/realistic.py`` passes a Faker-based one."""
     rng = random.Random(seed)
+    make_person = person or _person
     for i in range(runs):
-        p = _person(rng, i)
+        p = make_person(rng, i)
         order_no = f"ORD-20260725-{i + 1:04d}"
         tools = _tools(p, order_no)
         meta = {

@@ -33,10 +33,16 @@ def agentlane_bytes() -> bytes:
     return path.read_bytes()
 
 
+# Worker processes for ingest_bytes; tests/ingest/conftest.py runs every ingest test with 1
+# (in-process) and 2 (worker processes): the parallel path must store exactly the same.
+WORKERS = [1]
+
+
 def ingest_bytes(
     store: Store, data: bytes, origin: str = "test.jsonl", **settings: Any
 ) -> IngestReport:
     key = load_pseudonym_key(store.url)
+    settings.setdefault("ingest_workers", WORKERS[0])
     ingestor = Ingestor(store, get_scrubber(key), key, Settings(database_url=store.url, **settings))
     if data[:2] != b"\x1f\x8b":
         return ingestor.ingest(io.BufferedReader(io.BytesIO(data)), origin)

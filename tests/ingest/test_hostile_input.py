@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ingest import helpers
 from tests.ingest.helpers import gtc_runs, ingest_bytes
 from tracelake.store import Store
 
@@ -104,7 +105,8 @@ def test_identical_bare_runs_in_two_files_are_two_runs(store: Store, tmp_path: P
     from tracelake.scrub import get_scrubber, load_pseudonym_key
 
     key = load_pseudonym_key(store.url)
-    ingestor = Ingestor(store, get_scrubber(key), key, Settings(database_url=store.url))
+    settings = Settings(database_url=store.url, ingest_workers=helpers.WORKERS[0])
+    ingestor = Ingestor(store, get_scrubber(key), key, settings)
     data = lines(*gtc_runs()[0])
     day1, day2 = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
     day1.write_bytes(data)

@@ -6,21 +6,20 @@ stored, or quarantined with a reason (invariant 6). A bad line never stops the l
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tracelake.config import Settings
-from tracelake.contracts import classify
-from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line, iter_lines
-from tracelake.ingest.parse import parse_line
-from tracelake.pipeline import new_event, quarantine_item, safe_identifier, scrub
+from tracelake.ingest.prepare import Preparer, Ready, Rejected
+from tracelake.ingest.workers import default_workers, pool, prepare_ordered
 from tracelake.runs import Sequenced, StreamRuns
-from tracelake.store import NewEvent, QuarantineItem, Store
+from tracelake.store import QuarantineItem, Store
+from tracelake.store.records import EncodedEvent
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber
@@ -54,11 +53,27 @@ class IngestReport:
 
 
 class Ingestor:
+    """Reads lines, prepares them (parse, classify, scrub, encode: in worker processes when
+    ``settings.ingest_workers`` is not 1), numbers them into runs in input order, appends.
+
+    The workers' results come back in input order (see :mod:`tracelake.ingest.workers`), and
+    run identity, numbering, batching and appends happen here, in one place, in that order: a
+    parallel ingest stores exactly what a serial one stores.
+    """
+
     def __init__(self, store: Store, scrubber: Scrubber, key: bytes, settings: Settings) -> None:
         self.store = store
         self.scrubber = scrubber
         self.key = key
         self.settings = settings
+
+    @property
+    def workers(self) -> int:
+        from tracelake.scrub.scrubber import Scrubber
+
+        if type(self.scrubber) is not Scrubber:  # a caller's own scrubber cannot be shipped
+            return 1
+        return self.settings.ingest_workers or default_workers()
 
     def ingest(
         self,
@@ -69,80 +84,105 @@ class Ingestor:
     ) -> IngestReport:
         report = report if report is not None else IngestReport()
         runs = StreamRuns(self.key, source=_identity(origin))
-        batch: list[NewEvent] = []
+        pending: list[Sequenced] = []
         bad: list[QuarantineItem] = []
         limit = self.settings.batch_size
-        for line in iter_lines(stream, self.settings.max_line_bytes):
-            report.lines += 1
-            if on_line is not None:
-                on_line(line)
-            now = datetime.now(UTC)
-            try:
-                obj = parse_line(line, self.settings.max_line_bytes, self.settings.max_depth)
-                inbound = classify(obj)
-                inbound = replace(
-                    inbound,
-                    run_id=safe_identifier(self.scrubber, self.key, inbound.run_id),
-                    event_id=safe_identifier(self.scrubber, self.key, inbound.event_id),
+
+        def counted() -> Iterator[Line]:
+            for line in iter_lines(stream, self.settings.max_line_bytes):
+                report.lines += 1
+                if on_line is not None:
+                    on_line(line)
+                yield line
+
+        for results in self._prepared(origin, _chunks(counted(), CHUNK_LINES)):
+            for r in results:
+                if isinstance(r, Rejected):
+                    bad.append(r.item)
+                    report.quarantined[r.reason] += 1
+                    continue
+                report.scrub_failed += r.failed
+                report.events += 1
+                pending.extend(
+                    runs.feed_parts(
+                        r.run_id, r.seq, r.event_id, r.starts_run, r.canonical, r.content, r
+                    )
                 )
-                scrubbed = scrub(self.scrubber, inbound)
-                ready = runs.feed(inbound, (inbound, scrubbed, now))
-            except ContractError as exc:
-                bad.append(self._quarantine(origin, line, exc, now))
-                report.quarantined[exc.reason] += 1
-                continue
-            except Exception as exc:  # noqa: BLE001 - a line must never stop the ones after it
-                error = ContractError("internal_error", f"{type(exc).__name__} while reading it")
-                bad.append(self._quarantine(origin, line, error, now))
-                report.quarantined[error.reason] += 1
-                continue
-            report.scrub_failed += scrubbed.failed
-            report.events += 1
-            del obj  # the raw event goes no further than the scrubber
-            batch.extend(self._rows(ready, report))
-            if len(batch) >= limit:
-                self._flush(batch, bad, report)
-        batch.extend(self._rows(runs.finish(), report))
-        self._flush(batch, bad, report)
+                if len(pending) >= limit:
+                    self._flush(pending, bad, report)
+        pending.extend(runs.finish())
+        self._flush(pending, bad, report)
         return report
 
-    def _rows(self, ready: list[Sequenced], report: IngestReport) -> list[NewEvent]:
-        rows = []
-        for s in ready:
-            inbound, scrubbed, now = s.item
-            rows.append(new_event(inbound, scrubbed, s.run_id, s.seq, now, s.event_id))
-            report.runs.add(s.run_id)
-        return rows
+    def _prepared(
+        self, origin: str, chunks: Iterator[list[Line]]
+    ) -> Iterator[list[Ready | Rejected]]:
+        s = self.settings
+        preparer = Preparer(self.scrubber, self.key, origin, s.max_line_bytes, s.max_depth)
+        workers = self.workers
+        # Small inputs are prepared here: starting worker processes (each loads the scrubber's
+        # engine) costs more than it saves below a few thousand lines.
+        serial = CHUNKS_BEFORE_WORKERS if workers > 1 else None
+        for done, chunk in enumerate(chunks):
+            if serial is not None and done >= serial:
+                config = (self.key, s.max_line_bytes, s.max_depth)
+                rest = itertools.chain([chunk], chunks)
+                window = 2 * workers + 2
+                yield from prepare_ordered(pool(workers), origin, config, rest, window)
+                return
+            yield preparer.prepare(chunk)
 
     def _flush(
-        self, batch: list[NewEvent], bad: list[QuarantineItem], report: IngestReport
+        self, pending: list[Sequenced], bad: list[QuarantineItem], report: IngestReport
     ) -> None:
-        if batch:
-            result = self.store.appender.append(batch)
+        if pending:
+            ready: list[Ready] = [s.item for s in pending]
+            redactions = self.store.appender.reports.refs([r.report for r in ready])
+            rows = [
+                EncodedEvent(
+                    run_id=s.run_id,
+                    seq=s.seq,
+                    type=r.type,
+                    source=r.source,
+                    recorded_at=r.recorded_at,
+                    payload_json=r.payload_json,
+                    content_hash=r.content_hash,
+                    redactions_json=red,
+                    event_id=s.event_id or r.event_id,
+                    plan_id=r.plan_id,
+                    step_id=r.step_id,
+                    tool=r.tool,
+                    collection_id=r.collection_id,
+                )
+                for s, r, red in zip(pending, ready, redactions, strict=True)
+            ]
+            report.runs.update(s.run_id for s in pending)
+            result = self.store.appender.append(rows)
             report.appended += result.appended
             report.duplicates += result.duplicates
             if result.conflicts:
                 report.quarantined["sequence_conflict"] += len(result.conflicts)
             if result.rejected:
                 report.quarantined["rejected_by_database"] += result.rejected
-            batch.clear()
+            pending.clear()
         if bad:
             self.store.quarantine.add(bad)
             bad.clear()
 
-    def _quarantine(
-        self, origin: str, line: Line, exc: ContractError, now: datetime
-    ) -> QuarantineItem:
-        return quarantine_item(
-            self.scrubber,
-            self.key,
-            origin=origin,
-            reason=exc.reason,
-            detail=exc.detail,
-            raw=line.data,
-            recorded_at=now,
-            line_no=line.number,
-        )
+
+CHUNK_LINES = 200  # lines per worker task: large enough to amortise the hand-off
+CHUNKS_BEFORE_WORKERS = 10  # the first 2,000 lines are prepared in the main process
+
+
+def _chunks(lines: Iterator[Line], size: int) -> Iterator[list[Line]]:
+    chunk: list[Line] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _identity(origin: str) -> str:

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+from tracelake import codec
 from tracelake.contracts import to_jsonable
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
@@ -26,6 +27,12 @@ def parse_line(line: Line, max_bytes: int, max_depth: int) -> dict[str, Any]:
     """The line's object, made storable (NUL and lone surrogates replaced), depth-checked."""
     if line.too_long:
         raise ContractError("line_too_long", f"{line.size} bytes exceeds the limit of {max_bytes}")
+    # The fast codec takes every line it reads exactly as the careful path below would (and
+    # that needs no cleaning); anything else (NaN, huge numbers, NUL, lone surrogates, a BOM,
+    # too deep, not JSON) goes the careful way, which names the reason.
+    fast = codec.loads_line(line.data, max_depth)
+    if fast is not None:
+        return fast
     try:
         text = line.data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -33,14 +33,17 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from tracelake import codec
 from tracelake.errors import DataRejectedError
 from tracelake.store import chain
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
-from tracelake.store.records import AppendResult, NewEvent, PreparedEvent, QuarantineItem
+from tracelake.store.records import AppendResult, EncodedEvent, NewEvent, QuarantineItem
+from tracelake.store.redactions import Reports
 from tracelake.store.schema import events
 
 APPEND_LOCK_KEY = 0x7472616365  # "trace"
+COPY_BLOCK = 250  # rows per COPY write
 
 COLUMNS = (
     "run_id",
@@ -59,8 +62,7 @@ COLUMNS = (
 )
 
 
-def row_of(p: PreparedEvent) -> tuple[object, ...]:
-    e = p.event
+def row_of(e: EncodedEvent) -> tuple[object, ...]:
     return (
         e.run_id,
         e.seq,
@@ -72,26 +74,27 @@ def row_of(p: PreparedEvent) -> tuple[object, ...]:
         e.tool,
         e.collection_id,
         e.recorded_at,
-        p.content_hash,
-        p.payload_json,
-        p.redactions_json,
+        e.content_hash,
+        e.payload_json,
+        e.redactions_json,
     )
 
 
 class Appender(ABC):
     """Appends batches; one transaction per batch, never one per event.
 
-    Events are encoded (JSON + content hash) only where needed: those whose key is already
-    stored are hashed to tell a duplicate from a conflict; the fresh ones are encoded one by one
-    *while* they stream into COPY, so on PostgreSQL the client's encoding overlaps the server's
-    parsing instead of preceding it.
+    A batch is :class:`NewEvent` objects (encoded here with the fast codec) or
+    :class:`EncodedEvent` objects already encoded by the ingest workers (the fast path: the
+    payload is never decoded in this process). On PostgreSQL the rows are written as COPY text
+    in blocks, so the server parses one block while the next is being built.
     """
 
     def __init__(self, engine: Engine, quarantine: QuarantineWriter) -> None:
         self.engine = engine
         self.quarantine = quarantine
+        self.reports = Reports(engine)
 
-    def append(self, batch: Sequence[NewEvent]) -> AppendResult:
+    def append(self, batch: Sequence[NewEvent | EncodedEvent]) -> AppendResult:
         """Append a batch in one transaction.
 
         If the database refuses a *value* (not an outage), the batch is split until the events
@@ -100,6 +103,25 @@ class Appender(ABC):
         """
         if not batch:
             return AppendResult()
+        return self._append_encoded(self.encode(batch))
+
+    def encode(self, batch: Sequence[NewEvent | EncodedEvent]) -> list[EncodedEvent]:
+        """Encode NewEvents with the fast codec; their redaction reports are interned (new
+        ones first, see ``store.redactions``) and referenced."""
+        refs = self.reports.refs(
+            [
+                codec.dumps_bytes(e.redactions)
+                if isinstance(e, NewEvent) and e.redactions
+                else None
+                for e in batch
+            ]
+        )
+        return [
+            e if isinstance(e, EncodedEvent) else EncodedEvent.of(e, ref)
+            for e, ref in zip(batch, refs, strict=True)
+        ]
+
+    def _append_encoded(self, batch: list[EncodedEvent]) -> AppendResult:
         try:
             return self._append_once(batch)
         except DataRejectedError as exc:
@@ -107,26 +129,26 @@ class Appender(ABC):
                 self.quarantine.add([_rejected_item(batch[0], exc)])
                 return AppendResult(rejected=1)
             half = len(batch) // 2
-            result = self.append(batch[:half])
-            result += self.append(batch[half:])
+            result = self._append_encoded(batch[:half])
+            result += self._append_encoded(batch[half:])
             return result
 
-    def _append_once(self, batch: Sequence[NewEvent]) -> AppendResult:
+    def _append_once(self, batch: list[EncodedEvent]) -> AppendResult:
         with translate_errors("append to events"), write_transaction(self.engine) as conn:
             self.lock(conn)
-            return self._append_locked(conn, list(batch))
+            return self._append_locked(conn, batch)
 
-    def _append_locked(self, conn: Connection, batch: list[NewEvent]) -> AppendResult:
+    def _append_locked(self, conn: Connection, batch: list[EncodedEvent]) -> AppendResult:
         keyed = [e.key for e in batch if e.seq is not None]
-        by_key: dict[tuple[str, int], str | NewEvent] = dict(
+        by_key: dict[tuple[str, int], str | EncodedEvent] = dict(
             self.existing_keys(conn, keyed) if keyed else {}
         )
         ids = [(e.run_id, e.event_id) for e in batch if e.event_id is not None]
-        by_id: dict[tuple[str, str], str | NewEvent] = dict(
+        by_id: dict[tuple[str, str], str | EncodedEvent] = dict(
             self.existing_event_ids(conn, ids) if ids else {}
         )
         result = AppendResult()
-        fresh: list[NewEvent] = []
+        fresh: list[EncodedEvent] = []
         for e in batch:
             key = e.key if e.seq is not None else None
             seen = by_key.get(key) if key is not None else None
@@ -138,7 +160,7 @@ class Appender(ABC):
                     by_key[key] = e  # a repeat inside the same batch compares against it
                 if e.event_id is not None:
                     by_id[(e.run_id, e.event_id)] = e
-            elif _hash(seen) == content_hash(e):
+            elif _hash(seen) == e.content_hash:
                 result.duplicates += 1
             else:
                 result.conflicts.append(e)
@@ -150,7 +172,7 @@ class Appender(ABC):
             self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])
         return result
 
-    def _number(self, conn: Connection, fresh: list[NewEvent]) -> list[NewEvent]:
+    def _number(self, conn: Connection, fresh: list[EncodedEvent]) -> list[EncodedEvent]:
         """Give events without a seq the next numbers of their run, in batch order.
 
         Live producers (the sink) leave ``seq`` to the store so that a run continues correctly
@@ -206,7 +228,7 @@ class Appender(ABC):
         return found
 
     @abstractmethod
-    def write(self, conn: Connection, fresh: list[NewEvent]) -> None:
+    def write(self, conn: Connection, fresh: Sequence[EncodedEvent | NewEvent]) -> None:
         """Write new rows; positions are assigned here, after the lock."""
 
 
@@ -230,8 +252,8 @@ class SqliteAppender(Appender):
             found.update({(r.run_id, r.seq): r.content_hash for r in rows})
         return found
 
-    def write(self, conn: Connection, fresh: list[NewEvent]) -> None:
-        rows = [row_of(PreparedEvent.of(e)) for e in fresh]
+    def write(self, conn: Connection, fresh: Sequence[EncodedEvent | NewEvent]) -> None:
+        rows = [row_of(e) for e in _encoded(fresh)]
         rows = [(*r[:9], _sqlite_time(r[9]), *r[10:]) for r in rows]
         conn.exec_driver_sql(self._INSERT, rows)
 
@@ -255,12 +277,18 @@ class PostgresAppender(Appender):
         )
         return {(r.run_id, r.seq): r.content_hash for r in rows}
 
-    def write(self, conn: Connection, fresh: list[NewEvent]) -> None:
+    def write(self, conn: Connection, fresh: Sequence[EncodedEvent | NewEvent]) -> None:
+        fresh = _encoded(fresh)
         raw = conn.connection.driver_connection
         assert raw is not None
         with raw.cursor() as cur, cur.copy(self._COPY) as copy:
-            for e in fresh:  # encoded row by row while the server parses the previous ones
-                copy.write_row(row_of(PreparedEvent.of(e)))
+            # COPY text built here in blocks: the server parses one while the next is built.
+            for start in range(0, len(fresh), COPY_BLOCK):
+                copy.write(copy_text(fresh[start : start + COPY_BLOCK]))
+
+
+def _encoded(rows: Sequence[EncodedEvent | NewEvent]) -> list[EncodedEvent]:
+    return [EncodedEvent.of(e) for e in rows]
 
 
 def _sqlite_time(value: object) -> str:
@@ -268,22 +296,22 @@ def _sqlite_time(value: object) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
-def content_hash(e: NewEvent) -> str:
-    return PreparedEvent.of(e).content_hash
+def content_hash(e: NewEvent | EncodedEvent) -> str:
+    return EncodedEvent.of(e).content_hash
 
 
-def _hash(seen: str | NewEvent) -> str:
-    return seen if isinstance(seen, str) else content_hash(seen)
+def _hash(seen: str | EncodedEvent) -> str:
+    return seen if isinstance(seen, str) else seen.content_hash
 
 
-def _rejected_item(e: NewEvent, exc: DataRejectedError) -> QuarantineItem:
-    preview = PreparedEvent.of(e).payload_json
+def _rejected_item(e: EncodedEvent, exc: DataRejectedError) -> QuarantineItem:
+    preview = e.payload_json
     return QuarantineItem(
         origin="append",
         reason="rejected_by_database",
         detail=str(exc)[:500],
         recorded_at=datetime.now(UTC),
-        dedupe_key=f"rejected:{e.run_id}:{e.seq}:{e.event_id}:{content_hash(e)}",
+        dedupe_key=f"rejected:{e.run_id}:{e.seq}:{e.event_id}:{e.content_hash}",
         event_type=e.type,
         run_id=e.run_id,
         seq=e.seq,
@@ -291,10 +319,9 @@ def _rejected_item(e: NewEvent, exc: DataRejectedError) -> QuarantineItem:
     )
 
 
-def _conflict_item(e: NewEvent) -> QuarantineItem:
+def _conflict_item(e: EncodedEvent) -> QuarantineItem:
     """A different event under a taken key. Its scrubbed payload is kept in the preview, so
     nothing is lost: an operator can re-send it under a free seq or event_id."""
-    prepared = PreparedEvent.of(e)
     taken = " and ".join(
         part
         for part in (
@@ -311,9 +338,53 @@ def _conflict_item(e: NewEvent) -> QuarantineItem:
             "give each event of a run its own seq or event_id"
         ),
         recorded_at=datetime.now(UTC),
-        dedupe_key=f"conflict:{e.run_id}:{e.seq}:{e.event_id}:{prepared.content_hash}",
+        dedupe_key=f"conflict:{e.run_id}:{e.seq}:{e.event_id}:{e.content_hash}",
         event_type=e.type,
         run_id=e.run_id,
         seq=e.seq,
-        preview=prepared.payload_json[:2000],  # already scrubbed
+        preview=e.payload_json[:2000],  # already scrubbed
     )
+
+
+# COPY text format: tab-separated, \N for NULL, and backslash, tab, newline and CR escaped.
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _text(value: str | None) -> str:
+    if value is None:
+        return "\\N"
+    if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
+        return value.translate(_COPY_ESCAPES)
+    return value
+
+
+def _json_text(value: str) -> str:
+    # Compact JSON never holds a raw tab, newline or CR (they are escaped inside strings).
+    return value.replace("\\", "\\\\") if "\\" in value else value
+
+
+def copy_text(rows: Sequence[EncodedEvent]) -> bytes:
+    """Rows in COPY text format, columns in :data:`COLUMNS` order."""
+    out = []
+    for e in rows:
+        out.append(
+            "\t".join(
+                (
+                    _text(e.run_id),
+                    str(e.seq),
+                    _text(e.type),
+                    _text(e.source),
+                    _text(e.event_id),
+                    _text(e.plan_id),
+                    _text(e.step_id),
+                    _text(e.tool),
+                    _text(e.collection_id),
+                    e.recorded_at.isoformat(),
+                    e.content_hash,
+                    _json_text(e.payload_json),
+                    "\\N" if e.redactions_json is None else _json_text(e.redactions_json),
+                )
+            )
+        )
+    out.append("")
+    return "\n".join(out).encode("utf-8")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tracelake.store.schema import dumps
+from tracelake.codec import dumps
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,20 +42,70 @@ class NewEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class PreparedEvent:
-    """A NewEvent with its JSON encoded once; the hash is over the stored (scrubbed) bytes."""
+class EncodedEvent:
+    """An event as the appender writes it: indexed columns plus its JSON encoded once.
 
-    event: NewEvent
+    The hash is over the stored (scrubbed) payload bytes. The ingest workers build these
+    directly (:func:`tracelake.pipeline.encode_event`), so the main process never decodes or
+    re-encodes a payload; :meth:`of` encodes a :class:`NewEvent` (the sink, promotion).
+    """
+
+    run_id: str
+    seq: int | None
+    type: str
+    source: str
+    recorded_at: datetime
     payload_json: str
-    redactions_json: str | None
     content_hash: str
+    redactions_json: str | None = None
+    event_id: str | None = None
+    plan_id: str | None = None
+    step_id: str | None = None
+    tool: str | None = None
+    collection_id: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        assert self.seq is not None, "a store-numbered event has no key before it is appended"
+        return (self.run_id, self.seq)
+
+    def __post_init__(self) -> None:
+        if self.seq is None and self.event_id is None:
+            raise ValueError("an event without seq needs an event_id (for idempotent retries)")
 
     @classmethod
-    def of(cls, event: NewEvent) -> PreparedEvent:
+    def of(cls, event: NewEvent | EncodedEvent, redactions_json: str | None = "") -> EncodedEvent:
+        """*event* encoded; its redactions as given (the appender passes the compact form),
+        or with the default, as the event has them."""
+        if isinstance(event, EncodedEvent):
+            return event
+        if redactions_json == "":
+            redactions_json = None if event.redactions is None else dumps(event.redactions)
         payload_json = dumps(event.payload)
-        digest = hashlib.blake2b(payload_json.encode("utf-8"), digest_size=16).hexdigest()
-        redactions = None if event.redactions is None else dumps(event.redactions)
-        return cls(event, payload_json, redactions, digest)
+        return cls(
+            run_id=event.run_id,
+            seq=event.seq,
+            type=event.type,
+            source=event.source,
+            recorded_at=event.recorded_at,
+            payload_json=payload_json,
+            content_hash=hash_payload(payload_json.encode("utf-8")),
+            redactions_json=redactions_json,
+            event_id=event.event_id,
+            plan_id=event.plan_id,
+            step_id=event.step_id,
+            tool=event.tool,
+            collection_id=event.collection_id,
+        )
+
+
+# The name earlier code used for the encoded form.
+PreparedEvent = EncodedEvent
+
+
+def hash_payload(payload_json: bytes) -> str:
+    """The content hash of a stored payload (its exact UTF-8 JSON bytes)."""
+    return hashlib.blake2b(payload_json, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +145,7 @@ class QuarantineItem:
 class AppendResult:
     appended: int = 0
     duplicates: int = 0
-    conflicts: list[NewEvent] = field(default_factory=list)
+    conflicts: list[EncodedEvent] = field(default_factory=list)
     rejected: int = 0  # refused by the database itself, quarantined
 
     def __iadd__(self, other: AppendResult) -> AppendResult:

@@ -27,6 +27,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
+from tracelake import codec
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -37,7 +39,7 @@ metadata = MetaData(naming_convention=NAMING)
 
 def dumps(value: Any) -> str:
     """The one JSON encoding for stored documents: compact, UTF-8, keys in given order."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return codec.dumps(value)
 
 
 class JSONDocument(TypeDecorator[Any]):
@@ -85,9 +87,19 @@ events = Table(
     Column("redactions", JSONDocument, nullable=True),
     UniqueConstraint("run_id", "seq"),
     UniqueConstraint("run_id", "event_id"),
-    Index(None, "type", "position"),
-    Index(None, "collection_id", "position"),
+    # No other index (migration 0007 dropped (type, position) and (collection_id, position)):
+    # every query of the log reads by position (pollers, projections, export) or by run
+    # (runs show, dedupe, numbering, folds), which the primary key and (run_id, seq) serve.
     sqlite_autoincrement=True,
+)
+
+# Each distinct redaction report once; events.redactions holds {"r": id} (store.redactions).
+redaction_reports = Table(
+    "redaction_reports",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("digest", Text, nullable=False, unique=True),  # blake2b-128 of the report's JSON
+    Column("report", JSONDocument, nullable=False),
 )
 
 quarantine = Table(

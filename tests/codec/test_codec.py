@@ -1,0 +1,106 @@
+"""The fast codec must be byte-identical to the stdlib forms (content hashes and bare run ids
+of data stored before it must not change), and read lines exactly as the careful path does."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from tracelake import codec
+from tracelake.contracts import to_jsonable
+from tracelake.errors import ContractError
+from tracelake.ingest.lines import Line
+from tracelake.ingest.parse import _finite_float, _reject_constant, parse_line
+
+MAX_DEPTH = 6
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1e-05, -2.5e-07, 1e16, 1e22, 5e-324, 0.0001, -0.0, 1e300])
+    | st.text()
+    | st.sampled_from(["a\x00b", "x\ud800y", "\ufeff", "tab\there", "back\\slash", "\u2028"])
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def std(value: Any, sort_keys: bool = False) -> str:
+    return json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, sort_keys=sort_keys
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(json_values)
+def test_dumps_and_canonical_are_the_stdlib_bytes(value: Any) -> None:
+    try:
+        expected = std(value)
+    except ValueError:  # lone surrogates cannot be UTF-8 encoded by either
+        return
+    try:
+        expected_bytes = expected.encode()
+    except UnicodeEncodeError:
+        return
+    assert codec.dumps(value) == expected
+    assert codec.dumps_bytes(value) == expected_bytes
+    assert codec.canonical(value) == std(value, sort_keys=True).encode()
+
+
+def careful(data: bytes) -> dict[str, Any] | str:
+    """The stdlib path alone (what parse_line did before the fast codec), or the reason."""
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        if not isinstance(obj, dict):
+            return "not_an_object"
+        return to_jsonable(obj, MAX_DEPTH + 1)  # type: ignore[no-any-return]
+    except ContractError as exc:
+        return exc.reason
+    except (ValueError, RecursionError):
+        return "error"
+
+
+def nested(depth: int) -> bytes:
+    return b'{"type":"x","n":' + b'{"a":' * depth + b"1" + b"}" * depth + b"}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=8), json_values, max_size=5).map(
+        lambda d: json.dumps(d, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    )
+    | st.binary(max_size=60)
+    | st.sampled_from([b'{"a":1e400}', b'{"a":NaN}', b"\xef\xbb\xbf{}", b'{"a":"\\u0000"}'])
+)
+@example(nested(MAX_DEPTH))
+@example(nested(MAX_DEPTH + 1))
+@example(nested(MAX_DEPTH + 2))
+@example(b'{"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}')
+@example(b'{"n":123456789012345678901234567890}')
+@example(b'{"n":18446744073709551615}')
+def test_a_line_the_fast_path_takes_is_read_as_the_careful_path_reads_it(data: bytes) -> None:
+    fast = codec.loads_line(data, MAX_DEPTH)
+    slow = careful(data)
+    if fast is not None:
+        assert fast == slow
+        assert std(fast) == std(slow)  # same types too (1 vs 1.0 compare equal)
+    line = Line(1, data, False, len(data))
+    try:
+        parsed: dict[str, Any] | str = parse_line(line, 1 << 20, MAX_DEPTH)
+    except ContractError as exc:
+        parsed = exc.reason
+    if isinstance(slow, dict):
+        assert parsed == slow and std(parsed) == std(slow)
+    else:
+        assert isinstance(parsed, str)

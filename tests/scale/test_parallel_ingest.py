@@ -1,0 +1,161 @@
+"""A parallel ingest stores exactly what a serial one stores: same rows in the same order,
+same run ids and seqs, same quarantine, same idempotency on a second pass. Inputs are drawn
+by hypothesis from real runner events (PlanRunner, agentlane samples), envelopes with
+colliding run ids and seqs, and hostile lines; batch and chunk sizes are drawn too, so runs
+straddle chunk and batch boundaries in every way."""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.ingest.helpers import agentlane_bytes, gtc_runs
+from tracelake.config import Settings
+from tracelake.ingest import Ingestor, IngestReport
+from tracelake.scrub import get_scrubber, load_pseudonym_key
+from tracelake.store import Store, migrate, open_store
+from tracelake.store.engine import create_engine
+
+BAD_LINES = [
+    b"not json, Bearer abcdefghijklmnopqrstuvwxyz012345",
+    b"[1, 2]",
+    b'{"no_type": 1, "email": "kim.seoyeon@example.com"}',
+    b'{"type": "plan.started", "step_count": "lots"}',
+    b'{"type": "x", "n": NaN}',
+    b'{"type": "x", "n": 1e400}',
+    b'{"type": "x", "v": "\xff"}',
+    b'{"type": "x", "note": "a\\u0000b \\ud800"}',
+    b'{"type": "runner.event", "run_id": "r-1", "seq": 0, "event": {"type": "x"}}',
+    b'{"type": "x", "d": ' + b'{"a": ' * 70 + b"1" + b"}" * 70 + b"}",
+]
+
+
+@cache
+def _agentlane_runs() -> list[list[bytes]]:
+    runs: list[list[bytes]] = []
+    for line in agentlane_bytes().splitlines():
+        obj = json.loads(line)
+        if (obj["type"] == "agent_start" and obj["payload"].get("is_root")) or not runs:
+            runs.append([])
+        runs[-1].append(line)
+    return runs
+
+
+@cache
+def _gtc() -> list[list[dict[str, Any]]]:
+    return gtc_runs()
+
+
+@st.composite
+def segment(draw: st.DrawFn) -> list[bytes]:
+    kind = draw(st.sampled_from(["bare", "envelope_seq", "envelope_plain", "agentlane", "bad"]))
+    if kind == "bad":
+        return [draw(st.sampled_from(BAD_LINES))]
+    if kind == "agentlane":
+        return list(draw(st.sampled_from(_agentlane_runs())))
+    run = draw(st.sampled_from(_gtc()))
+    if kind == "bare":
+        return [json.dumps(e, ensure_ascii=False).encode() for e in run]
+    run_id = draw(st.sampled_from(["ql-run-1", "ql-run-2", "kim.minjun@example.com"]))
+    out = []
+    for i, e in enumerate(run, 1):
+        env: dict[str, Any] = {"type": "runner.event", "run_id": run_id, "event": e}
+        if kind == "envelope_seq":
+            env["seq"] = i  # the same run id drawn twice: duplicates or sequence conflicts
+        out.append(json.dumps(env, ensure_ascii=False).encode())
+    return out
+
+
+inputs = st.lists(segment(), min_size=1, max_size=8).map(
+    lambda parts: b"\n".join(line for part in parts for line in part) + b"\n"
+)
+
+
+def _store(tmp: Path, name: str) -> Store:
+    url = f"sqlite:///{tmp / name}"
+    engine = create_engine(url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    return open_store(url)
+
+
+def _ingest(store: Store, data: bytes, workers: int, batch: int) -> IngestReport:
+    key = load_pseudonym_key(store.url)
+    s = Settings(database_url=store.url, ingest_workers=workers, batch_size=batch)
+    return Ingestor(store, get_scrubber(key), key, s).ingest(
+        io.BufferedReader(io.BytesIO(data)), "same-origin.jsonl"
+    )
+
+
+def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    reports = store.appender.reports
+    events = [
+        (
+            e.position,
+            e.run_id,
+            e.seq,
+            e.type,
+            e.source,
+            e.event_id,
+            e.plan_id,
+            e.step_id,
+            e.tool,
+            e.collection_id,
+            json.dumps(e.payload, sort_keys=True),
+            json.dumps(reports.expand(e.redactions), sort_keys=True),
+        )
+        for e in store.reader.iter_all()
+    ]
+    with store.engine.connect() as conn:
+        quarantine = [
+            tuple(r)
+            for r in conn.execute(
+                sa.text(
+                    "SELECT origin, line_no, reason, detail, event_type, run_id, seq, preview,"
+                    " dedupe_key FROM quarantine ORDER BY id"
+                )
+            )
+        ]
+    return events, quarantine
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    data=inputs, batch=st.integers(1, 40), chunk=st.integers(1, 7), serial_chunks=st.integers(0, 3)
+)
+def test_parallel_ingest_stores_exactly_what_serial_ingest_stores(
+    data: bytes, batch: int, chunk: int, serial_chunks: int
+) -> None:
+    from tracelake.ingest import ingestor
+
+    old = ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS
+    ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = chunk, serial_chunks
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            serial, parallel = _store(Path(tmp), "serial.db"), _store(Path(tmp), "parallel.db")
+            try:
+                for _pass in range(2):  # the second pass must append nothing new, alike
+                    a = _ingest(serial, data, 1, batch).as_dict()
+                    b = _ingest(parallel, data, 2, batch).as_dict()
+                    assert a == b
+                assert a["appended"] == 0 and a["lines"] == data.count(b"\n")
+                assert _dump(serial) == _dump(parallel)
+            finally:
+                serial.dispose()
+                parallel.dispose()
+    finally:
+        ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = old

@@ -1,0 +1,114 @@
+"""The fast JSON codec (orjson), byte for byte the same as the stdlib encodings it replaces.
+
+Stored documents and content hashes must not change when the codec does (a re-ingest of data
+stored by an earlier version is recognised by its content hash, and bare run ids hash the
+canonical form of their events), so every function here either returns exactly what the
+stdlib form returns or falls back to the stdlib for that one value:
+
+* :func:`dumps` == ``json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)``
+* :func:`canonical` == the same with ``sort_keys=True``, as UTF-8 bytes
+* :func:`loads_line` parses an input line, or returns ``None`` when the line needs the careful
+  stdlib path (anything orjson reads differently or that needs cleaning: NaN/Infinity, huge
+  numbers, ``\\u0000``, lone surrogates, a BOM, nesting beyond the limit, invalid JSON).
+
+The differences this guards against were measured: orjson writes floats below 1e-4 without an
+exponent (``0.00001`` where Python writes ``1e-05``), refuses integers beyond 64 bits on
+output, reads integers beyond 64 bits as floats, and reads ``\\u0000`` into a NUL character.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+_SORT = orjson.OPT_SORT_KEYS
+# Number tokens that orjson writes differently from Python: floats below 1e-4 without an
+# exponent (0.00001 for 1e-05) and one-digit exponents (2.5e-7 for 2.5e-07). Both are found
+# with fast substring tests first; a match inside a string only costs a fallback to the
+# stdlib for that value, never a wrong result.
+_ONE_DIGIT_EXPONENT = re.compile(rb"[0-9]e[-+]?[0-9](?![0-9])")
+# Integers of 20+ digits may be beyond 64 bits: orjson reads them as floats.
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_TWENTY_DIGITS = b"0" * 20
+
+
+def _differs(out: bytes) -> bool:
+    """Could orjson's *out* differ from the stdlib's text for the same value?"""
+    if b"0.0000" in out:
+        return True
+    if b"e-" in out or b"e+" in out:
+        return _ONE_DIGIT_EXPONENT.search(out) is not None
+    return False
+
+
+def _std_dumps(value: Any, sort_keys: bool) -> str:
+    return json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, sort_keys=sort_keys
+    )
+
+
+def dumps_bytes(value: Any) -> bytes:
+    """The stored JSON of *value* as UTF-8 bytes (see the module docstring)."""
+    try:
+        out = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # ints beyond 64 bits, non-str keys, NaN
+        return _std_dumps(value, False).encode()
+    return _std_dumps(value, False).encode() if _differs(out) else out
+
+
+def dumps(value: Any) -> str:
+    """The stored JSON of *value*: compact, UTF-8, keys in the given order."""
+    return dumps_bytes(value).decode()
+
+
+def canonical(value: Any) -> bytes:
+    """Keys sorted, compact, UTF-8: what run identity hashes."""
+    try:
+        out = orjson.dumps(value, option=_SORT)
+    except (TypeError, orjson.JSONEncodeError):
+        return _std_dumps(value, True).encode()
+    return _std_dumps(value, True).encode() if _differs(out) else out
+
+
+def loads(data: bytes | str) -> Any:
+    """Plain parsing of JSON written by :func:`dumps` (stored documents, spool records)."""
+    return orjson.loads(data)
+
+
+def loads_line(data: bytes, max_depth: int) -> dict[str, Any] | None:
+    """The line's object when orjson reads it exactly as the careful path would, else None.
+
+    ``max_depth`` is the number of nested containers below the root that are allowed (the
+    careful path's limit); deeper lines go the careful way and are quarantined there.
+    """
+    if b"\\u0000" in data or _TWENTY_DIGITS in data.translate(_DIGITS):
+        return None
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict:
+        return None
+    limit = max_depth + 1  # containers open at once, the root included
+    if data.count(b"{") + data.count(b"[") > limit and not _depth_ok(obj, limit):
+        return None
+    return obj
+
+
+def _depth_ok(root: dict[str, Any], limit: int) -> bool:
+    """At most *limit* containers open at once (a walk over containers only)."""
+    level: list[Any] = [root]
+    depth = 1
+    while level:
+        if depth > limit:
+            return False
+        nxt: list[Any] = []
+        for c in level:
+            for v in c.values() if type(c) is dict else c:
+                if type(v) is dict or type(v) is list:
+                    nxt.append(v)
+        level, depth = nxt, depth + 1
+    return True

@@ -1,0 +1,142 @@
+"""One input line to what the store needs, in one pass: the CPU-heavy half of ``ingest``.
+
+parse (fast codec) -> classify -> caller ids made safe -> scrub (fails closed) -> encode the
+scrubbed payload once (stored JSON + content hash) and read its indexed columns. What comes
+out is either :class:`Ready` (an event, scrubbed and encoded, plus what run identity needs) or
+:class:`Rejected` (a scrubbed quarantine record). Nothing raw leaves this module except, for
+bare events, the canonical bytes that bare run ids are hashed from (in memory, to the main
+process, never stored).
+
+The same :class:`Preparer` runs in the main process (one worker) or in each worker process
+(see :mod:`tracelake.ingest.workers`), so both paths store exactly the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, NamedTuple
+
+from tracelake import codec
+from tracelake.contracts import classify
+from tracelake.errors import ContractError
+from tracelake.ingest.lines import Line
+from tracelake.ingest.parse import parse_line
+from tracelake.pipeline import indexed_columns, quarantine_item, safe_identifier, scrub
+from tracelake.runs import content_digest
+from tracelake.store.records import QuarantineItem, hash_payload
+
+if TYPE_CHECKING:
+    from tracelake.scrub import Scrubber
+
+_SAFE_IDS_MAX = 50_000
+
+
+class Ready(NamedTuple):
+    """An event ready to be numbered and appended (plain tuple: cheap to send back)."""
+
+    line_no: int
+    run_id: str | None  # the envelope's run id, made safe
+    event_id: str | None
+    seq: int | None
+    starts_run: bool
+    canonical: bytes | None  # bare events only: the raw event's canonical JSON
+    content: str | None  # envelope events without seq/event_id: their content digest
+    source: str
+    type: str  # read from the scrubbed payload
+    plan_id: str | None
+    step_id: str | None
+    tool: str | None
+    collection_id: str | None
+    payload_json: str
+    content_hash: str
+    report: bytes | None  # the scrubber's redaction report as JSON (interned at append)
+    failed: bool
+    recorded_at: datetime
+
+
+class Rejected(NamedTuple):
+    line_no: int
+    reason: str
+    item: QuarantineItem
+
+
+class Preparer:
+    def __init__(
+        self, scrubber: Scrubber, key: bytes, origin: str, max_bytes: int, max_depth: int
+    ) -> None:
+        self.scrubber, self.key, self.origin = scrubber, key, origin
+        self.max_bytes, self.max_depth = max_bytes, max_depth
+        self._safe_ids: dict[str, str | None] = {}
+
+    def prepare(self, lines: list[Line]) -> list[Ready | Rejected]:
+        return [self.line(line) for line in lines]
+
+    def line(self, line: Line) -> Ready | Rejected:
+        now = datetime.now(UTC)
+        try:
+            obj = parse_line(line, self.max_bytes, self.max_depth)
+            inbound = classify(obj)
+            inbound = replace(
+                inbound, run_id=self.safe(inbound.run_id), event_id=self.safe(inbound.event_id)
+            )
+            scrubbed = scrub(self.scrubber, inbound)
+            canonical = content = None
+            if inbound.run_id is None:
+                canonical = codec.canonical(inbound.event)
+            elif inbound.seq is None and inbound.event_id is None:
+                content = content_digest(self.key, inbound.run_id, codec.canonical(inbound.event))
+            payload_json = codec.dumps_bytes(scrubbed.payload)
+            etype, plan_id, step_id, tool, collection = indexed_columns(
+                inbound.source, scrubbed.payload
+            )
+            return Ready(
+                line.number,
+                inbound.run_id,
+                inbound.event_id,
+                inbound.seq,
+                inbound.starts_run,
+                canonical,
+                content,
+                inbound.source,
+                etype,
+                plan_id,
+                step_id,
+                tool,
+                collection,
+                payload_json.decode(),
+                hash_payload(payload_json),
+                codec.dumps_bytes(scrubbed.report) if scrubbed.report else None,
+                scrubbed.failed,
+                now,
+            )
+        except ContractError as exc:
+            return self._rejected(line, exc, now)
+        except Exception as exc:  # noqa: BLE001 - a line must never stop the ones after it
+            error = ContractError("internal_error", f"{type(exc).__name__} while reading it")
+            return self._rejected(line, error, now)
+
+    def safe(self, value: str | None) -> str | None:
+        """A caller-given id as it may be stored (memoised: ids repeat on every event)."""
+        if value is None:
+            return None
+        try:
+            return self._safe_ids[value]
+        except KeyError:
+            if len(self._safe_ids) >= _SAFE_IDS_MAX:
+                self._safe_ids.clear()
+            safe = self._safe_ids[value] = safe_identifier(self.scrubber, self.key, value)
+            return safe
+
+    def _rejected(self, line: Line, exc: ContractError, now: datetime) -> Rejected:
+        item = quarantine_item(
+            self.scrubber,
+            self.key,
+            origin=self.origin,
+            reason=exc.reason,
+            detail=exc.detail,
+            raw=line.data,
+            recorded_at=now,
+            line_no=line.number,
+        )
+        return Rejected(line.number, exc.reason, item)

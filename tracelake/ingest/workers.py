@@ -1,0 +1,111 @@
+"""Worker processes for ``ingest``: lines go out in chunks, results come back in order.
+
+Parsing and scrubbing are CPU-bound Python, so threads would share one core; worker
+processes use all of them. The main process reads lines, hands chunks of them to the pool,
+and takes the results back **in submission order** (a bounded window of chunks in flight), so
+run identity, numbering and appends see exactly the order a serial ingest sees: the order is
+kept per run because it is kept for the whole input. Memory stays bounded by the window.
+
+Workers are started with ``spawn`` (no fork of a process that holds database connections or
+threads) and build their scrubber once; pools are kept for the life of the process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from tracelake.errors import TracelakeError
+from tracelake.ingest.lines import Line
+from tracelake.ingest.prepare import Preparer, Ready, Rejected
+
+Config = tuple[bytes, int, int]  # pseudonym key, max line bytes, max depth
+_PREPARERS: dict[tuple[str, Config], Preparer] = {}
+_POOLS: dict[int, ProcessPoolExecutor] = {}  # at most one, by worker count
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def _init() -> None:
+    """Build the process-wide detection engine before the first task arrives."""
+    from tracelake.scrub import Scrubber
+
+    Scrubber(b"engine warm-up only, no pseudonyms").scrub_text("kim.minjun@example.com")
+
+
+def _work(origin: str, config: Config, lines: list[Line]) -> list[Ready | Rejected]:
+    preparer = _PREPARERS.get((origin, config))
+    if preparer is None:
+        from tracelake.scrub import get_scrubber
+
+        key, max_bytes, max_depth = config
+        if len(_PREPARERS) > 64:
+            _PREPARERS.clear()
+        preparer = _PREPARERS[(origin, config)] = Preparer(
+            get_scrubber(key), key, origin, max_bytes, max_depth
+        )
+    return preparer.prepare(lines)
+
+
+def pool(workers: int) -> ProcessPoolExecutor:
+    """The started pool of *workers* processes (kept and reused until the process exits;
+    one pool at a time: asking for another size replaces it)."""
+    found = _POOLS.get(workers)
+    if found is None:
+        shutdown_pools()
+        found = _POOLS[workers] = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init
+        )
+    return found
+
+
+def shutdown_pools() -> None:
+    while _POOLS:
+        _, executor = _POOLS.popitem()
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_pools)
+
+
+def prepare_ordered(
+    executor: ProcessPoolExecutor,
+    origin: str,
+    config: Config,
+    chunks: Iterable[list[Line]],
+    window: int,
+) -> Iterator[list[Ready | Rejected]]:
+    """Results of every chunk, in input order, with at most *window* chunks in flight.
+
+    A worker that dies (killed, out of memory) breaks the pool: the pool is discarded and
+    :class:`~tracelake.errors.TracelakeError` says what to do. Everything appended before is
+    stored, and ingest is idempotent, so running it again completes the input exactly once.
+    """
+    flight: deque[Future[list[Ready | Rejected]]] = deque()
+    try:
+        for chunk in chunks:
+            flight.append(executor.submit(_work, origin, config, chunk))
+            if len(flight) >= window:
+                yield flight.popleft().result()
+        while flight:
+            yield flight.popleft().result()
+    except BrokenProcessPool:
+        for size, found in list(_POOLS.items()):
+            if found is executor:
+                del _POOLS[size]
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise TracelakeError(
+            "an ingest worker process died (killed or out of memory); the events appended "
+            "before it are stored. Run the same ingest again: it appends only what is missing "
+            "(set TRACELAKE_INGEST_WORKERS=1 to prepare lines in the main process)."
+        ) from None
+    finally:
+        for future in flight:
+            future.cancel()
