@@ -34,7 +34,8 @@ from tracelake.store import NewEvent, Store, migrate, open_store
 from tracelake.store.records import StoredEvent
 from tracelake.store.schema import metadata
 
-# The store's own tables: the log and what guards it (chain, erasure, retention). Not derived.
+# The store's own tables: the log, its interned redaction reports and what guards it
+# (chain, erasure, retention). Not derived.
 LOG_TABLES = {
     "events",
     "quarantine",
@@ -46,6 +47,7 @@ LOG_TABLES = {
     "retention_guard",
     "chain_anchors",
     "chain_removed",
+    "redaction_reports",
 }
 _counter = itertools.count()
 
