@@ -19,7 +19,7 @@ from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line, iter_lines
 from tracelake.ingest.parse import parse_line
 from tracelake.pipeline import new_event, quarantine_item, safe_identifier, scrub
-from tracelake.runs import Sequenced, StreamRuns
+from tracelake.runs import LegacyKeys, Sequenced, StreamRuns
 from tracelake.store import NewEvent, QuarantineItem, Store
 
 if TYPE_CHECKING:
@@ -68,9 +68,12 @@ class Ingestor:
         on_line: Callable[[Line], None] | None = None,
     ) -> IngestReport:
         report = report if report is not None else IngestReport()
-        runs = StreamRuns(self.key, source=_identity(origin))
+        source = _identity(origin)
+        origin = source  # quarantine keys by resolved path: x, ./x and /abs/x are one input
+        runs = StreamRuns(self.key, source=source)
         batch: list[NewEvent] = []
         bad: list[QuarantineItem] = []
+        legacy = LegacyKeys()
         limit = self.settings.batch_size
         for line in iter_lines(stream, self.settings.max_line_bytes):
             report.lines += 1
@@ -78,7 +81,9 @@ class Ingestor:
                 on_line(line)
             now = datetime.now(UTC)
             try:
-                obj = parse_line(line, self.settings.max_line_bytes, self.settings.max_depth)
+                obj = parse_line(
+                    line, self.settings.max_line_bytes, self.settings.max_depth, self.key
+                )
                 inbound = classify(obj)
                 inbound = replace(
                     inbound,
@@ -90,34 +95,50 @@ class Ingestor:
             except ContractError as exc:
                 bad.append(self._quarantine(origin, line, exc, now))
                 report.quarantined[exc.reason] += 1
+                if len(bad) >= limit:  # bounded memory however many lines are bad
+                    self.store.quarantine.add(bad)
+                    bad.clear()
                 continue
             except Exception as exc:  # noqa: BLE001 - a line must never stop the ones after it
                 error = ContractError("internal_error", f"{type(exc).__name__} while reading it")
                 bad.append(self._quarantine(origin, line, error, now))
                 report.quarantined[error.reason] += 1
+                if len(bad) >= limit:
+                    self.store.quarantine.add(bad)
+                    bad.clear()
                 continue
             report.scrub_failed += scrubbed.failed
             report.events += 1
             del obj  # the raw event goes no further than the scrubber
-            batch.extend(self._rows(ready, report))
+            self._rows(ready, report, batch, legacy)
             if len(batch) >= limit:
-                self._flush(batch, bad, report)
-        batch.extend(self._rows(runs.finish(), report))
-        self._flush(batch, bad, report)
+                self._flush(batch, bad, report, legacy)
+        self._rows(runs.finish(), report, batch, legacy)
+        self._flush(batch, bad, report, legacy)
         return report
 
-    def _rows(self, ready: list[Sequenced], report: IngestReport) -> list[NewEvent]:
-        rows = []
+    def _rows(
+        self,
+        ready: list[Sequenced],
+        report: IngestReport,
+        batch: list[NewEvent],
+        legacy: LegacyKeys,
+    ) -> None:
         for s in ready:
             inbound, scrubbed, now = s.item
-            rows.append(new_event(inbound, scrubbed, s.run_id, s.seq, now, s.event_id))
+            legacy.note(len(batch), s)
+            batch.append(new_event(inbound, scrubbed, s.run_id, s.seq, now, s.event_id))
             report.runs.add(s.run_id)
-        return rows
 
     def _flush(
-        self, batch: list[NewEvent], bad: list[QuarantineItem], report: IngestReport
+        self,
+        batch: list[NewEvent],
+        bad: list[QuarantineItem],
+        report: IngestReport,
+        legacy: LegacyKeys,
     ) -> None:
         if batch:
+            legacy.adopt(self.store, batch)  # keys given by the code before revision 0005
             result = self.store.appender.append(batch)
             report.appended += result.appended
             report.duplicates += result.duplicates
