@@ -8,12 +8,14 @@ a file. JSON columns are read as text (``CAST(... AS TEXT)``) and decoded by the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import polars as pl
 import sqlalchemy as sa
@@ -285,14 +287,33 @@ def _utc_all(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(fixes) if fixes else frame
 
 
+_PLAIN_PARTITION = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+_NOT_NAME = re.compile(r"[^\w.-]+")
+
+
+def partition_dir(value: str) -> str:
+    """A directory name for a partition value: the value itself when it is short, lower-case
+    and plain; otherwise a readable prefix and a hash of the exact value (``orders_kr~1a2b...``).
+
+    Bounded (well under the 255-byte name limit), never ``.``/``..``, no separators, and
+    distinct on case-insensitive file systems. Readers take the collection from the
+    ``collection_id`` column, which holds the exact value."""
+    if _PLAIN_PARTITION.fullmatch(value):
+        return value
+    prefix = _NOT_NAME.sub("_", unicodedata.normalize("NFKC", value)).strip("._")[:32]
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix}~{digest}" if prefix else f"~{digest}"
+
+
 def write_partitions(frame: pl.DataFrame, root: Path, part: str) -> int:
     """One file per (collection, date) partition; the partition values live in the path."""
     written = 0
     base = root.resolve()
     for (collection, date), group in frame.group_by(["collection", "date"], maintain_order=True):
-        # Partition values come from event data: percent-encode them as Hive does, so a
-        # collection id can neither leave the lake ("../..") nor add a level ("team/orders").
-        folder = root / f"collection={quote(str(collection), safe='')}" / f"date={date}"
+        # Partition values come from event data: a bounded, plain directory name, so a
+        # collection id can neither leave the lake ("../..") nor add a level ("team/orders")
+        # nor exceed the file system's name limit.
+        folder = root / f"collection={partition_dir(str(collection))}" / f"date={date}"
         if not folder.resolve().is_relative_to(base):
             raise ValueError(f"partition path escapes the lake: {folder}")
         folder.mkdir(parents=True, exist_ok=True)

@@ -183,11 +183,7 @@ class LegacyKeys:
         adopted = 0
         for index, key, bare in self._marks:
             event = batch[index]
-            if bare:
-                take = key[0] in stored_runs
-            else:
-                take = hashes.get(key) == content_hash(event)
-            if take:
+            if key[0] in stored_runs if bare else hashes.get(key) == content_hash(event):
                 batch[index] = replace(event, run_id=key[0], seq=key[1], event_id=None)
                 adopted += 1
         self._marks.clear()

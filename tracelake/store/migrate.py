@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,21 +13,31 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, Engine
 
-from tracelake.errors import ConfigError
+from tracelake.errors import ConfigError, TracelakeError
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.schema import JSONDocument, metadata
 
-MIGRATIONS = Path(__file__).resolve().parents[2] / "migrations"
+_PACKAGE = Path(__file__).resolve().parents[1]
+# An installed wheel carries them inside the package (setup.py maps migrations/ there); a
+# checkout (or an editable install) has them at the repository's top level.
+CANDIDATES = (_PACKAGE / "migrations", _PACKAGE.parent / "migrations")
+
+
+def migrations_dir() -> Path:
+    for candidate in CANDIDATES:
+        if (candidate / "env.py").is_file():
+            return candidate
+    raise ConfigError(
+        "tracelake's migrations are missing (looked in "
+        + ", ".join(str(c) for c in CANDIDATES)
+        + "); reinstall tracelake from a wheel or a source checkout (pip install tracelake-*.whl)"
+    )
 
 
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
-    if not (MIGRATIONS / "env.py").is_file():
-        raise ConfigError(
-            f"migrations not found at {MIGRATIONS}; install tracelake from its source tree "
-            "(pip install -e .) so that migrations/ ships beside the package"
-        )
+    migrations = migrations_dir()
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("script_location", str(migrations))
     if url:
         cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     if connection is not None:
@@ -48,6 +59,68 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
+# The revision that creates the append-only log: going below it drops every stored event.
+LOG_REVISION = "0001"
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    revision: str
+    down_revision: str | None
+    doc: str
+    applied: bool
+    current: bool
+
+
+def history(engine: Engine | None = None) -> list[Revision]:
+    """Every revision, oldest first, marked applied/current when an engine is given."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    current = current_revision(engine) if engine is not None else None
+    chain = list(reversed(list(scripts.walk_revisions())))
+    applied: set[str] = set()
+    if current is not None:
+        applied = {r.revision for r in scripts.iterate_revisions(current, "base")}
+    return [
+        Revision(
+            r.revision,
+            r.down_revision if isinstance(r.down_revision, str) else None,
+            (r.doc or "").strip().splitlines()[0] if r.doc else "",
+            r.revision in applied,
+            r.revision == current,
+        )
+        for r in chain
+    ]
+
+
+def undone_by(engine: Engine, target: str) -> list[str]:
+    """The revisions a downgrade to *target* would undo, newest first."""
+    current = current_revision(engine)
+    if current is None:
+        return []
+    scripts = ScriptDirectory.from_config(alembic_config())
+    lower = None if target == "base" else scripts.get_revision(target).revision
+    undone = []
+    for r in scripts.iterate_revisions(current, "base"):
+        if r.revision == lower:
+            break
+        undone.append(r.revision)
+    return undone
+
+
+def downgrade(engine: Engine, revision: str, *, force: bool = False) -> list[str]:
+    """Downgrade; refuses to go below the log's revision (it drops the events) unless forced."""
+    undone = undone_by(engine, revision)
+    if LOG_REVISION in undone and not force:
+        raise LogWouldBeDroppedError(
+            f"downgrading to {revision} undoes revision {LOG_REVISION}, which drops the "
+            "append-only event log and the quarantine with every stored event; export or "
+            "back up the database first, then add --force if you really mean it"
+        )
+    with translate_errors("downgrade the schema"), write_transaction(engine) as conn:
+        command.downgrade(alembic_config(connection=conn), revision)
+    return undone
+
+
 def compare_type(
     ctx: Any, inspected: Any, metadata_column: Any, inspected_type: Any, metadata_type: Any
 ) -> bool | None:
@@ -64,3 +137,7 @@ def schema_diff(engine: Engine) -> list[Any]:
     with engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"compare_type": compare_type})
         return list(compare_metadata(ctx, metadata))
+
+
+class LogWouldBeDroppedError(TracelakeError):
+    """A downgrade would drop the append-only log; it needs ``--force``."""
