@@ -64,6 +64,11 @@ class GunzipReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
     def readinto(self, buffer: Any) -> int:
         while self._at >= len(self._out):
             if self._error is not None:
