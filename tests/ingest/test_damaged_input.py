@@ -21,6 +21,7 @@ from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store, open_store
 from tracelake.store.migrate import upgrade
 
+
 def event_lines(count: int, tag: str) -> bytes:
     return b"".join(
         json.dumps({"type": "step.started", "step_id": f"{tag}-{i}", "n": i}).encode() + b"\n"
