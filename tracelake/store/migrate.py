@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,15 +26,39 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 CANDIDATES = (_PACKAGE / "migrations", _PACKAGE.parent / "migrations")
 
 
+_staged: Path | None = None
+
+
 def migrations_dir() -> Path:
-    for candidate in CANDIDATES:
-        if (candidate / "env.py").is_file():
-            return candidate
+    installed, checkout = CANDIDATES
+    if (installed / "env.py").is_file():
+        return _stage(installed)
+    if (checkout / "env.py").is_file():
+        return checkout
     raise ConfigError(
         "tracelake's migrations are missing (looked in "
         + ", ".join(str(c) for c in CANDIDATES)
         + "); reinstall tracelake from a wheel or a source checkout (pip install tracelake-*.whl)"
     )
+
+
+def _stage(installed: Path) -> Path:
+    """A private copy of the installed migrations, laid out like the repository.
+
+    The revisions are frozen and find their view SQL at
+    ``Path(__file__).resolve().parents[2] / "tracelake" / "sql"`` (true in a checkout); in a
+    wheel that would be ``tracelake/tracelake/sql``. So alembic runs them from a temporary
+    ``<tmp>/migrations`` beside ``<tmp>/tracelake/sql``, made once per process.
+    """
+    global _staged
+    if _staged is None or not (_staged / "env.py").is_file():
+        root = Path(tempfile.mkdtemp(prefix="tracelake-migrations-"))
+        atexit.register(shutil.rmtree, root, True)
+        skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(installed, root / "migrations", ignore=skip)
+        shutil.copytree(_PACKAGE / "sql", root / "tracelake" / "sql", ignore=skip)
+        _staged = root / "migrations"
+    return _staged
 
 
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
