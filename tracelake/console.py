@@ -74,7 +74,9 @@ def table(
 ) -> None:
     """A table: rich on a terminal; a header line and tab-separated rows otherwise."""
     if console.is_terminal:
-        shown = Table(*[markup(c) for c in columns], title=None if title is None else markup(title))
+        shown = Table(title=None if title is None else markup(title))
+        for column in columns:  # fold, never cut: ids must stay whole to be copied
+            shown.add_column(markup(column), overflow="fold")
         for row in rows:
             shown.add_row(*[markup("" if v is None else v) for v in row])
         console.print(shown)
