@@ -209,3 +209,16 @@ def test_listings(store: Store, db_url: str, capsys: pytest.CaptureFixture[str])
     assert code == 1 and "quarantine list" in err
     code, _, err = cli(capsys, "explain", "nope", "--database-url", db_url)
     assert code == 1 and "runs list" in err
+
+
+def test_inputs_are_checked_before_anything_is_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'inputs.db'}"
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(jsonl(gtc_runs()[0]))
+    for bad, expected in [("missing.jsonl", "no such file"), (str(tmp_path), "is a directory")]:
+        code, _, err = cli(capsys, "ingest", str(good), bad, "--database-url", url)
+        assert code == 2 and expected in err, err
+    code, out, _ = cli(capsys, "stats", "--json", "--database-url", url)
+    assert '"events": 0' in out
