@@ -174,8 +174,6 @@ class LegacyKeys:
             return 0
         from dataclasses import replace
 
-        from tracelake.store.appender import content_hash
-
         bare_ids = sorted({key[0] for _, key, bare in self._marks if bare})
         keyed = [key for _, key, bare in self._marks if not bare]
         stored_runs = store.reader.existing_runs(bare_ids) if bare_ids else set()
@@ -183,11 +181,20 @@ class LegacyKeys:
         adopted = 0
         for index, key, bare in self._marks:
             event = batch[index]
-            if key[0] in stored_runs if bare else hashes.get(key) == content_hash(event):
+            if key[0] in stored_runs if bare else _same(hashes.get(key), event):
                 batch[index] = replace(event, run_id=key[0], seq=key[1], event_id=None)
                 adopted += 1
         self._marks.clear()
         return adopted
+
+
+def _same(stored: str | None, event: NewEvent) -> bool:
+    """Whether the stored content hash is this event's (hashed only when something is stored)."""
+    if stored is None:
+        return False
+    from tracelake.store.appender import content_hash
+
+    return stored == content_hash(event)
 
 
 def _utf8(text: str) -> bytes:
