@@ -2,8 +2,10 @@
 proportional to the input). Run: ``python bench/ingest_memory.py 1000000 3000000``.
 
 Each size gets a fresh SQLite database and a gzip input whose lines are, in turn, not JSON,
-``{}`` (no type), a JSON array, and a valid bare event; the peak RSS of the ingest process is
-read from the kernel (``RUSAGE_CHILDREN``) after it exits.
+``{}`` (no type), a JSON array, and a valid bare event (runs of ten); the peak RSS of the
+ingest process is read from the kernel (``RUSAGE_CHILDREN``) after it exits. Give one size per
+invocation (the kernel reports the largest child so far). To measure another version of the
+code, put its checkout first on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ def make_input(path: Path, lines: int) -> None:
                     chunk.append(b"{}")
                 elif kind == 2:
                     chunk.append(b"[1, 2, 3]")
-                else:
-                    chunk.append(json.dumps({"type": "step.started", "step_id": f"s{i}"}).encode())
+                else:  # bare runs of ten events (a run is held until the next start)
+                    kind = "plan.started" if i % 40 == 3 else "step.started"
+                    chunk.append(json.dumps({"type": kind, "step_id": f"s{i}"}).encode())
             out.write(b"\n".join(chunk) + b"\n")
 
 
