@@ -177,6 +177,7 @@ def db_history(database_url: DatabaseUrl = None, as_json: AsJson = False) -> Non
 
     with _plain_store(database_url) as store:
         revisions = migrate.history(store.engine)
+        current = migrate.current_revision(store.engine)
     if as_json:
         emit_json([asdict(r) for r in revisions])
         return
@@ -185,6 +186,11 @@ def db_history(database_url: DatabaseUrl = None, as_json: AsJson = False) -> Non
         for r in revisions
     ]
     table(out, ("revision", "state", "what it does"), rows)
+    if current is not None and not any(r.current for r in revisions):
+        say(
+            err,
+            f"this database is at revision {markup(current)}, which this tracelake does not know",
+        )
 
 
 @db_app.command("downgrade")

@@ -222,3 +222,19 @@ def test_inputs_are_checked_before_anything_is_stored(
         assert code == 2 and expected in err, err
     code, out, _ = cli(capsys, "stats", "--json", "--database-url", url)
     assert '"events": 0' in out
+
+
+def test_unknown_revisions_say_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{tmp_path / 'newer.db'}"
+    assert cli(capsys, "db", "upgrade", "--database-url", url)[0] == 0
+    code, _, err = cli(capsys, "db", "downgrade", "0999", "--database-url", url)
+    assert code == 2 and "db history" in err and "internal error" not in err
+    with sqlite3.connect(tmp_path / "newer.db") as conn:  # as if a newer tracelake migrated it
+        conn.execute("UPDATE alembic_version SET version_num = '0999'")
+    for args in (["db", "upgrade"], ["stats"], ["runs", "list"]):
+        code, _, err = cli(capsys, *args, "--database-url", url)
+        assert code == 2 and "newer tracelake" in err, err
+    code, out, err = cli(capsys, "db", "history", "--database-url", url)
+    assert code == 0 and "0001" in out and "does not know" in err

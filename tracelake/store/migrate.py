@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.script.revision import RevisionError
+from alembic.util.exc import CommandError
 from sqlalchemy.engine import Connection, Engine
 
 from tracelake.errors import ConfigError, TracelakeError
@@ -72,8 +76,24 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
     return cfg
 
 
+@contextlib.contextmanager
+def _known_revisions() -> Iterator[None]:
+    """alembic's "can't locate revision" as a message that says what to do."""
+    try:
+        yield
+    except (CommandError, RevisionError) as exc:
+        raise ConfigError(
+            f"{str(exc).splitlines()[0]}; `tracelake db history` lists the revisions this "
+            "tracelake knows (a database migrated by a newer tracelake needs that version)"
+        ) from None
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    with translate_errors("migrate the schema"), write_transaction(engine) as conn:
+    with (
+        _known_revisions(),
+        translate_errors("migrate the schema"),
+        write_transaction(engine) as conn,
+    ):
         command.upgrade(alembic_config(connection=conn), revision)
 
 
@@ -106,7 +126,8 @@ def history(engine: Engine | None = None) -> list[Revision]:
     chain = list(reversed(list(scripts.walk_revisions())))
     applied: set[str] = set()
     if current is not None:
-        applied = {r.revision for r in scripts.iterate_revisions(current, "base")}
+        with contextlib.suppress(CommandError, RevisionError):  # from a newer tracelake
+            applied = {r.revision for r in scripts.iterate_revisions(current, "base")}
     return [
         Revision(
             r.revision,
@@ -136,14 +157,19 @@ def undone_by(engine: Engine, target: str) -> list[str]:
 
 def downgrade(engine: Engine, revision: str, *, force: bool = False) -> list[str]:
     """Downgrade; refuses to go below the log's revision (it drops the events) unless forced."""
-    undone = undone_by(engine, revision)
+    with _known_revisions():
+        undone = undone_by(engine, revision)
     if LOG_REVISION in undone and not force:
         raise LogWouldBeDroppedError(
             f"downgrading to {revision} undoes revision {LOG_REVISION}, which drops the "
             "append-only event log and the quarantine with every stored event; export or "
             "back up the database first, then add --force if you really mean it"
         )
-    with translate_errors("downgrade the schema"), write_transaction(engine) as conn:
+    with (
+        _known_revisions(),
+        translate_errors("downgrade the schema"),
+        write_transaction(engine) as conn,
+    ):
         command.downgrade(alembic_config(connection=conn), revision)
     return undone
 
