@@ -17,7 +17,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/tracelake db upgrade
 	$(BIN)/tracelake demo
-	$(BIN)/tracelake stats
+	$(BIN)/tracelake project
+	$(BIN)/tracelake runs list --limit 10
+	@echo
+	@echo "Projections are built (views v_runs, v_learning_records, ... are filled). Next:"
+	@echo "  $(BIN)/tracelake explain RUN_ID      # a run from the list above: timeline and likely cause"
+	@echo "  $(BIN)/tracelake quarantine list     # what was set aside, and why"
+	@echo "  $(BIN)/tracelake promote --dry-run   # suggestions the runs support"
 
 ## The test suite (SQLite always; PostgreSQL from TRACELAKE_TEST_DATABASE_URL when reachable).
 test: $(STAMP)

@@ -8,8 +8,11 @@ a file. JSON columns are read as text (``CAST(... AS TEXT)``) and decoded by the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -279,14 +282,33 @@ def _utc_all(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(fixes) if fixes else frame
 
 
+_NOT_NAME = re.compile(r"[^\w.-]+")
+MAX_ENCODED = 128  # bytes of a percent-encoded partition value kept as it is
+
+
+def partition_dir(value: str) -> str:
+    """A directory name for a partition value: percent-encoded as Hive does (readers decode it
+    back to the exact value) when that is at most MAX_ENCODED bytes; otherwise a readable
+    prefix and a hash of the exact value (``주문조회_고객센터~1f0c...``), so no value can exceed
+    the file system's 255-byte name limit. Readers always find the exact value in the
+    ``collection_id`` column."""
+    encoded = quote(value, safe="")
+    if value and len(encoded) <= MAX_ENCODED:
+        return encoded
+    prefix = _NOT_NAME.sub("_", unicodedata.normalize("NFKC", value)).strip("._")[:32]
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix}~{digest}" if prefix else f"~{digest}"
+
+
 def write_partitions(frame: pl.DataFrame, root: Path, part: str) -> int:
     """One file per (collection, date) partition; the partition values live in the path."""
     written = 0
     base = root.resolve()
     for (collection, date), group in frame.group_by(["collection", "date"], maintain_order=True):
-        # Partition values come from event data: percent-encode them as Hive does, so a
-        # collection id can neither leave the lake ("../..") nor add a level ("team/orders").
-        folder = root / f"collection={quote(str(collection), safe='')}" / f"date={date}"
+        # Partition values come from event data: percent-encoded (or, when long, hashed), so
+        # a collection id can neither leave the lake ("../..") nor add a level
+        # ("team/orders") nor exceed the file system's name limit.
+        folder = root / f"collection={partition_dir(str(collection))}" / f"date={date}"
         if not folder.resolve().is_relative_to(base):
             raise ValueError(f"partition path escapes the lake: {folder}")
         folder.mkdir(parents=True, exist_ok=True)

@@ -21,14 +21,16 @@ the row with the highest ``last_position`` / ``run_position``. Promotion status 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from pipelines import io
 from tracelake.projections import ProjectionEngine
 from tracelake.store import Store
+
+from . import io
 
 TABLES = (
     "events",
@@ -60,7 +62,10 @@ class LakeReport:
     watermarks: dict[str, int] = field(default_factory=dict)
 
 
-def export(store: Store, root: Path) -> LakeReport:
+def export(
+    store: Store, root: Path, on_table: Callable[[str, int], None] | None = None
+) -> LakeReport:
+    """Export what is new; ``on_table(name, rows)`` is called as each table is done."""
     engine = ProjectionEngine(store)
     engine.catch_up()
     marks = io.read_watermarks(root)
@@ -72,6 +77,8 @@ def export(store: Store, root: Path) -> LakeReport:
         lower = marks.get(table, 0)
         if upper <= lower:
             report.rows[table], report.watermarks[table] = 0, lower
+            if on_table is not None:
+                on_table(table, 0)
             continue
         count = 0
         for chunk, time_column in io.read_table_range(store.engine, table, lower, upper):
@@ -83,4 +90,6 @@ def export(store: Store, root: Path) -> LakeReport:
         marks[table] = upper
         report.watermarks[table] = upper
         io.write_watermarks(root, marks)  # after the table's files: a crash re-exports it
+        if on_table is not None:
+            on_table(table, count)
     return report

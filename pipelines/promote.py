@@ -17,12 +17,13 @@ from typing import Any
 
 import polars as pl
 
-from pipelines import io
-from pipelines import suggestions as sg
-from pipelines.policy import Policy, apply_policy, next_status
 from tracelake.projections import ProjectionEngine
 from tracelake.promotion.decisions import Decision, append_decisions
 from tracelake.store import Store
+
+from . import io
+from . import suggestions as sg
+from .policy import Policy, apply_policy, next_status
 
 EVIDENCE_KINDS = (sg.DATA_FLOW_EDGE, sg.BINDING_REPAIR, sg.ENUM_MAPPING_CANDIDATE)
 DECISION_KEYS = ("status", "decided_by", "decision_reason")

@@ -37,6 +37,8 @@ class Settings:
     # Input limits: a line or nesting beyond these is quarantined, never parsed into memory whole.
     max_line_bytes: int = 8 * 1024 * 1024
     max_depth: int = 64
+    # A gzip input that inflates beyond this is cut there (the rest is quarantined as damage).
+    max_decompressed_bytes: int = 64 * 1024**3
     # Appends are batched: at most this many events per transaction.
     batch_size: int = 2000
     # Processes that parse and scrub ingest input (0: one per CPU; 1: in the main process).
@@ -52,6 +54,9 @@ class Settings:
             max_depth=_int(env, "TRACELAKE_MAX_DEPTH", default.max_depth, 4),
             batch_size=_int(env, "TRACELAKE_BATCH_SIZE", default.batch_size),
             ingest_workers=_int(env, "TRACELAKE_INGEST_WORKERS", default.ingest_workers, 0),
+            max_decompressed_bytes=_int(
+                env, "TRACELAKE_MAX_DECOMPRESSED_BYTES", default.max_decompressed_bytes, 1024
+            ),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings  # type: ignore[arg-type]

@@ -50,3 +50,25 @@ class SchemaNotReadyError(StoreError):
 
 class AppendOnlyViolationError(StoreError):
     """Something tried to UPDATE or DELETE rows of the append-only `events` table."""
+
+
+class StoreBusyError(StoreError):
+    """Another transaction holds a lock we need (SQLite busy, PostgreSQL lock timeout), or
+    PostgreSQL broke a deadlock or a serialization conflict by cancelling ours.
+
+    Nothing was written by the failed transaction; an idempotent operation can be retried
+    (see :func:`tracelake.store.engine.retry_busy`).
+    """
+
+
+class StoreTimeoutError(StoreError):
+    """A statement ran longer than the database allows (statement_timeout)."""
+
+
+class StoreAccessError(StoreError):
+    """The database refused us: wrong password, unknown user or database, missing privileges,
+    a read-only file or folder, or a file that is not a database."""
+
+
+class StoreFullError(StoreError):
+    """The database's disk is full."""

@@ -21,6 +21,13 @@ check that runs every day) stay two runs. Bare streams carry no identity of thei
 or rename files freely, have the producer write envelopes with run ids. Because the id depends on
 the whole run, a bare run is held back until the next start (or the end of the input), up to
 ``max_buffered`` events; a longer run fixes its id at that point and streams on.
+
+Identity is stable across versions. Before revision 0005 a bare run's id did not include the
+input's identity (chain ``tracelake-runs-v1``) and an envelope event without ``seq`` or
+``event_id`` was numbered in stream order. Every event still carries the key that code would
+have given it (``Sequenced.legacy``); :class:`LegacyKeys` rewrites an event to that key when the
+store already holds it (a bare run by its id, an envelope event by its content hash), so a
+re-ingest after an upgrade from any earlier revision appends nothing.
 """
 
 from __future__ import annotations
@@ -29,10 +36,14 @@ import hashlib
 import hmac
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracelake import codec
 from tracelake.contracts import InboundEvent
+
+if TYPE_CHECKING:
+    from tracelake.store import Store
+    from tracelake.store.records import EncodedEvent
 
 RUN_ID_PREFIX = "run-"
 
@@ -45,13 +56,19 @@ class Sequenced:
     seq: int | None  # None: the store numbers it (it then has an event_id)
     item: Any
     event_id: str | None = None
+    # The (run_id, seq) the code before revision 0005 gave it, when that differs; bare runs
+    # are marked so a stored legacy run is adopted by its id.
+    legacy: tuple[str, int] | None = None
+    legacy_bare: bool = False
 
 
 @dataclass(slots=True)
 class _BareRun:
     hasher: Any
+    legacy_hasher: Any
     items: list[Any] = field(default_factory=list)
     run_id: str | None = None  # fixed once the run outgrows the buffer
+    legacy_id: str | None = None
     seq: int = 0
 
 
@@ -62,8 +79,10 @@ class StreamRuns:
         self._key = key
         self._max = max_buffered
         self._chain = b"tracelake-runs-v2\x00" + source.encode("utf-8", "surrogatepass")
+        self._legacy_chain = LEGACY_CHAIN
         self._bare: _BareRun | None = None
         self._seen: dict[tuple[str, str], int] = defaultdict(int)
+        self._legacy_seq: dict[str, int] = defaultdict(int)  # pre-0005 envelope numbering
 
     def feed(self, inbound: InboundEvent, item: Any) -> list[Sequenced]:
         if inbound.run_id is not None and inbound.seq is None and inbound.event_id is None:
@@ -94,24 +113,34 @@ class StreamRuns:
         event starts a run, and the event's :func:`canonical` bytes (bare events) or its
         :func:`content_digest` (envelope events without seq or event_id)."""
         if run_id is not None:
+            counter = self._legacy_seq[run_id]
+            legacy_seq = seq if seq is not None else counter + 1
+            self._legacy_seq[run_id] = max(counter, legacy_seq)
             if seq is not None or event_id is not None:
                 return [Sequenced(run_id, seq, item, event_id)]
             assert content is not None
             self._seen[(run_id, content)] += 1
             occurrence = self._seen[(run_id, content)]
-            return [Sequenced(run_id, None, item, f"ev-{content}-{occurrence}")]
+            event_id = f"ev-{content}-{occurrence}"
+            return [Sequenced(run_id, None, item, event_id, legacy=(run_id, legacy_seq))]
         assert event_canonical is not None
         ready: list[Sequenced] = []
         if starts_run or self._bare is None:
             ready = self._close_bare()
-            self._bare = _BareRun(hmac.new(self._key, self._chain, hashlib.blake2b))
+            self._bare = _BareRun(
+                hmac.new(self._key, self._chain, hashlib.blake2b),
+                hmac.new(self._key, self._legacy_chain, hashlib.blake2b),
+            )
         bare = self._bare
         assert bare is not None
         bare.seq += 1
         if bare.run_id is not None:
-            ready.append(Sequenced(bare.run_id, bare.seq, item))
+            assert bare.legacy_id is not None
+            legacy = (bare.legacy_id, bare.seq)
+            ready.append(Sequenced(bare.run_id, bare.seq, item, legacy=legacy, legacy_bare=True))
             return ready
         bare.hasher.update(event_canonical)
+        bare.legacy_hasher.update(event_canonical)
         bare.items.append(item)
         if len(bare.items) >= self._max:
             ready.extend(self._fix_id(bare))
@@ -130,7 +159,13 @@ class StreamRuns:
         digest = bare.hasher.hexdigest()[:24]
         self._chain = digest.encode()
         bare.run_id = RUN_ID_PREFIX + digest
-        ready = [Sequenced(bare.run_id, i, item) for i, item in enumerate(bare.items, 1)]
+        legacy_digest = bare.legacy_hasher.hexdigest()[:24]
+        self._legacy_chain = legacy_digest.encode()
+        bare.legacy_id = RUN_ID_PREFIX + legacy_digest
+        ready = [
+            Sequenced(bare.run_id, i, item, legacy=(bare.legacy_id, i), legacy_bare=True)
+            for i, item in enumerate(bare.items, 1)
+        ]
         bare.items = []
         return ready
 
@@ -142,6 +177,62 @@ def canonical(event: dict[str, Any]) -> bytes:
 
 def content_digest(key: bytes, run_id: str, event_canonical: bytes) -> str:
     """A keyed digest of an event's content within its run (envelopes without ids)."""
-    mac = hmac.new(key, run_id.encode() + b"\x00", hashlib.blake2b)
+    mac = hmac.new(key, _utf8(run_id) + b"\x00", hashlib.blake2b)
     mac.update(event_canonical)
     return mac.hexdigest()[:24]
+
+
+LEGACY_CHAIN = b"tracelake-runs-v1"
+
+
+class LegacyKeys:
+    """Rewrites a batch's events to the keys stored by the code before revision 0005.
+
+    A bare run is adopted when its pre-0005 id is stored (the id is a hash of the run's
+    content, so this is the same run); the event then dedupes (or, if the scrubber's output
+    changed since, is quarantined as ``sequence_conflict``) instead of being appended twice.
+    An envelope event without ``seq``/``event_id`` is adopted only when its pre-0005 key holds
+    the very same content.
+    """
+
+    def __init__(self) -> None:
+        self._marks: list[tuple[int, tuple[str, int], bool]] = []
+
+    def note(self, index: int, seq: Sequenced) -> None:
+        if seq.legacy is not None and seq.legacy != (seq.run_id, seq.seq):
+            self._marks.append((index, seq.legacy, seq.legacy_bare))
+
+    def clear(self) -> None:
+        self._marks.clear()
+
+    def adopt(self, store: Store, batch: list[EncodedEvent]) -> int:
+        """Rewrite in place; returns how many events were given their legacy key."""
+        if not self._marks:
+            return 0
+        from dataclasses import replace
+
+        bare_ids = sorted({key[0] for _, key, bare in self._marks if bare})
+        keyed = [key for _, key, bare in self._marks if not bare]
+        stored_runs = store.reader.existing_runs(bare_ids) if bare_ids else set()
+        hashes = store.reader.content_hashes(keyed) if keyed else {}
+        adopted = 0
+        for index, key, bare in self._marks:
+            event = batch[index]
+            if key[0] in stored_runs if bare else _same(hashes.get(key), event):
+                batch[index] = replace(event, run_id=key[0], seq=key[1], event_id=None)
+                adopted += 1
+        self._marks.clear()
+        return adopted
+
+
+def _same(stored: str | None, event: EncodedEvent) -> bool:
+    """Whether the stored content hash is this event's (hashed only when something is stored)."""
+    if stored is None:
+        return False
+    from tracelake.store.appender import content_hash
+
+    return stored == content_hash(event)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")

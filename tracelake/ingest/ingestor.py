@@ -17,7 +17,7 @@ from tracelake.config import Settings
 from tracelake.ingest.lines import Line, iter_lines
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 from tracelake.ingest.workers import default_workers, pool, prepare_ordered
-from tracelake.runs import Sequenced, StreamRuns
+from tracelake.runs import LegacyKeys, Sequenced, StreamRuns
 from tracelake.store import QuarantineItem, Store
 from tracelake.store.records import EncodedEvent
 
@@ -83,7 +83,9 @@ class Ingestor:
         on_line: Callable[[Line], None] | None = None,
     ) -> IngestReport:
         report = report if report is not None else IngestReport()
-        runs = StreamRuns(self.key, source=_identity(origin))
+        source = _identity(origin)
+        origin = source  # quarantine keys by resolved path: x, ./x and /abs/x are one input
+        runs = StreamRuns(self.key, source=source)
         pending: list[Sequenced] = []
         bad: list[QuarantineItem] = []
         limit = self.settings.batch_size
@@ -100,6 +102,9 @@ class Ingestor:
                 if isinstance(r, Rejected):
                     bad.append(r.item)
                     report.quarantined[r.reason] += 1
+                    if len(bad) >= limit:  # bounded memory however many lines are bad
+                        self.store.quarantine.add(bad)
+                        bad.clear()
                     continue
                 report.scrub_failed += r.failed
                 report.events += 1
@@ -157,6 +162,10 @@ class Ingestor:
                 for s, r, red in zip(pending, ready, redactions, strict=True)
             ]
             report.runs.update(s.run_id for s in pending)
+            legacy = LegacyKeys()
+            for index, seq in enumerate(pending):
+                legacy.note(index, seq)
+            legacy.adopt(self.store, rows)  # keys given by the code before revision 0005
             result = self.store.appender.append(rows)
             report.appended += result.appended
             report.duplicates += result.duplicates

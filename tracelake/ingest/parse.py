@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import math
 from typing import Any
 
 from tracelake import codec
 from tracelake.contracts import to_jsonable
+from tracelake.contracts.jsonsafe import clean_text
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
+
+
+def unstorable_id(key: bytes, value: str) -> str:
+    """A stable, distinct stand-in for an id that cannot be stored as written."""
+    raw = value.encode("utf-8", "surrogatepass")
+    return "psn_" + hmac.new(key, b"id\x00" + raw, hashlib.sha256).hexdigest()[:24]
 
 
 def _reject_constant(name: str) -> Any:
@@ -23,8 +32,17 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def parse_line(line: Line, max_bytes: int, max_depth: int) -> dict[str, Any]:
-    """The line's object, made storable (NUL and lone surrogates replaced), depth-checked."""
+def parse_line(
+    line: Line, max_bytes: int, max_depth: int, id_key: bytes | None = None
+) -> dict[str, Any]:
+    """The line's object, made storable (NUL and lone surrogates replaced), depth-checked.
+
+    With ``id_key``, a top-level ``run_id``/``event_id`` that no backend can store as written
+    (NUL, lone surrogates) becomes a keyed pseudonym of its exact code points instead of being
+    cleaned, so two such ids never collapse into one.
+    """
+    if line.damage is not None:
+        raise ContractError(line.damage, line.detail)
     if line.too_long:
         raise ContractError("line_too_long", f"{line.size} bytes exceeds the limit of {max_bytes}")
     # The fast codec takes every line it reads exactly as the careful path below would (and
@@ -48,6 +66,11 @@ def parse_line(line: Line, max_bytes: int, max_depth: int) -> dict[str, Any]:
         raise ContractError("not_json", f"a value Python cannot read ({str(exc)[:80]})") from None
     if not isinstance(obj, dict):
         raise ContractError("not_an_object", f"a JSON {type(obj).__name__}, not an object")
+    if id_key is not None:
+        for name in ("run_id", "event_id"):
+            value = obj.get(name)
+            if isinstance(value, str) and clean_text(value) != value:
+                obj[name] = unstorable_id(id_key, value)
     # One walk copies, cleans and depth-checks (it stops at max_depth, so it cannot recurse deep).
     cleaned: dict[str, Any] = to_jsonable(obj, max_depth + 1)
     return cleaned

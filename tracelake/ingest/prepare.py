@@ -75,7 +75,7 @@ class Preparer:
     def line(self, line: Line) -> Ready | Rejected:
         now = datetime.now(UTC)
         try:
-            obj = parse_line(line, self.max_bytes, self.max_depth)
+            obj = parse_line(line, self.max_bytes, self.max_depth, self.key)
             inbound = classify(obj)
             inbound = replace(
                 inbound, run_id=self.safe(inbound.run_id), event_id=self.safe(inbound.event_id)

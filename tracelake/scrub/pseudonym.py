@@ -16,12 +16,15 @@ give other servers different pseudonyms.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
 import os
 import re
 import secrets
+import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -130,18 +133,16 @@ def _load_key(database_url: str, env: Mapping[str, str]) -> bytes:
         )
         return secrets.token_bytes(32)
     key_path = Path(key_file or db_path + ".pseudonym.key")
-    try:
-        return parse_key(key_path.read_text(encoding="ascii"), origin=str(key_path))
-    except FileNotFoundError:
-        pass
+    existing = _read_key_file(key_path)
+    if existing is not None:
+        return existing
     key = secrets.token_bytes(32)
     key_path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process created it first: use theirs
-        return parse_key(key_path.read_text(encoding="ascii"), origin=str(key_path))
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(key.hex() + "\n")
+    if not _publish_key_file(key_path, key):  # another process created it first: use theirs
+        found = _read_key_file(key_path)
+        if found is None:
+            raise ConfigError(f"{key_path} vanished while it was being created; run again")
+        return found
     log.warning(
         "%s is not set: generated a pseudonym key and kept it in %s (mode 0600). Back it up "
         "with the database; without it, new pseudonyms will not match old ones.",
@@ -158,3 +159,46 @@ def load_pseudonym_key(database_url: str, env: Mapping[str, str] = os.environ) -
     if database_url.lower().startswith("sqlite") and _sqlite_path(database_url) is None:
         return key
     return bind_key(key, database_url)
+
+
+def _read_key_file(key_path: Path) -> bytes | None:
+    """The key in the file, or None when there is none. A file that is still being written by
+    a process using the fallback path (empty or short) is waited for briefly."""
+    for attempt in range(50):
+        try:
+            text = key_path.read_text(encoding="ascii")
+        except FileNotFoundError:
+            return None
+        if text.endswith("\n") or attempt == 49:
+            return parse_key(text, origin=str(key_path))
+        time.sleep(0.02)
+    return None  # pragma: no cover
+
+
+def _publish_key_file(key_path: Path, key: bytes) -> bool:
+    """Create the key file atomically, complete and mode 0600; False if it already exists.
+
+    The key is written and fsync'd under a private temporary name, then hard-linked to the
+    final name (link fails if the name exists), so no process ever reads a partial key.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=key_path.name + ".", suffix=".tmp", dir=key_path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:  # mkstemp makes it 0600
+            handle.write(key.hex() + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, key_path)
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links: exclusive create, then write
+            try:
+                out = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                return False
+            with os.fdopen(out, "w", encoding="ascii") as handle:
+                handle.write(key.hex() + "\n")
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
+import random
 import sqlite3
-from collections.abc import Iterator
-from typing import Any
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
 from tracelake.errors import (
@@ -17,9 +21,15 @@ from tracelake.errors import (
     ConfigError,
     DataRejectedError,
     SchemaNotReadyError,
+    StoreAccessError,
+    StoreBusyError,
     StoreError,
+    StoreFullError,
+    StoreTimeoutError,
     StoreUnavailableError,
 )
+
+log = logging.getLogger("tracelake.store")
 
 APPEND_ONLY_MESSAGE = "events is append-only"
 WRITE_OPTION = "tracelake_write"
@@ -48,17 +58,30 @@ def create_engine(url: str, **kwargs: Any) -> Engine:
     url = normalize_url(url)
     name = dialect_name(url)
     if name == "sqlite":
+        _create_private(make_url(url).database)
         engine = sa.create_engine(url, **kwargs)
         _configure_sqlite(engine)
+        event.listen(engine, "handle_error", _on_error)
         return engine
     if name == "postgresql":
         kwargs.setdefault("pool_pre_ping", True)
         kwargs.setdefault("connect_args", {}).setdefault("connect_timeout", 10)
         try:
-            return sa.create_engine(url, **kwargs)
+            engine = sa.create_engine(url, **kwargs)
         except NoSuchModuleError as exc:
             raise ConfigError(f"unsupported PostgreSQL driver in {url!r}: {exc}") from None
+        event.listen(engine, "handle_error", _on_error)
+        return engine
     raise ConfigError(f"unsupported database {name!r}: tracelake runs on SQLite and PostgreSQL")
+
+
+def _create_private(database: str | None) -> None:
+    """Create a new SQLite file as mode 0600 before SQLite does (it would use the umask, often
+    world-readable); SQLite gives its -wal and -shm files the database file's mode."""
+    if database in (None, "", ":memory:") or database.startswith("file:"):
+        return
+    with contextlib.suppress(FileExistsError, FileNotFoundError, PermissionError):
+        os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -104,24 +127,134 @@ def translate_errors(what: str) -> Iterator[None]:
 
 
 def translate(exc: DBAPIError, what: str) -> StoreError:
-    message = (str(exc.orig) if exc.orig is not None else str(exc)).strip()
+    """The tracelake error for a driver error: what happened, and what to do about it."""
+    message = _first_line(str(exc.orig) if exc.orig is not None else str(exc))
+    text = message.lower()
+    state = str(getattr(exc.orig, "sqlstate", None) or "")
     if APPEND_ONLY_MESSAGE in message:
         return AppendOnlyViolationError(f"{what}: {APPEND_ONLY_MESSAGE}; it is never changed")
-    if "no such table" in message or ("relation" in message and "does not exist" in message):
+    if (
+        state == "42P01"
+        or "no such table" in text
+        or ("relation" in text and "does not exist" in text)
+    ):
         return SchemaNotReadyError(
-            f"{what}: the database has no tracelake schema; run `tracelake db upgrade`"
+            f"{what}: the database has no tracelake schema ({message}); run `tracelake db upgrade`"
         )
-    if getattr(exc.orig, "sqlstate", None) and str(exc.orig.sqlstate).startswith("22"):  # type: ignore[union-attr]
+    if state.startswith("22"):
         return DataRejectedError(f"{what}: the database refused a value ({message})")
+    busy = _busy(state, text)
+    if busy:
+        return StoreBusyError(f"{what}: {busy} ({message}); {BUSY_ADVICE}")
+    if state == "57014" or "statement timeout" in text:
+        return StoreTimeoutError(
+            f"{what}: the statement ran longer than the server's statement_timeout ({message}); "
+            "retry when the database is less loaded, or raise the timeout"
+        )
+    if state in ("53100",) or "database or disk is full" in text:
+        return StoreFullError(
+            f"{what}: the database's disk is full ({message}); free space, then run the "
+            "command again (nothing was half-written)"
+        )
+    access = _access(state, text)
+    if access:
+        return StoreAccessError(f"{what}: {access} ({message})")
     if _is_unavailable(exc):
         return StoreUnavailableError(
             f"{what}: the database is unreachable ({message}); "
             "check TRACELAKE_DATABASE_URL and that the server is running"
         )
-    return StoreError(f"{what}: {message}")
+    return StoreError(
+        f"{what}: the database reported an error ({message}); check the database's own log, "
+        "and rerun with TRACELAKE_DEBUG=1 for the full trace if it persists"
+    )
+
+
+BUSY_ADVICE = (
+    "nothing was written by this attempt; run the command again (it is safe: writes are "
+    "idempotent), or wait for the other process to finish"
+)
+
+
+def _busy(state: str, text: str) -> str | None:
+    if state == "40P01" or "deadlock detected" in text:
+        return "a deadlock with another transaction (the database cancelled this one)"
+    if state == "40001":
+        return "a serialization conflict with a concurrent transaction"
+    if state == "55P03" or "lock timeout" in text:
+        return "another transaction held a lock for longer than the lock timeout"
+    if "database is locked" in text or "database table is locked" in text:
+        return (
+            "another process held the database's write lock for longer than the busy timeout (30 s)"
+        )
+    return None
+
+
+def _access(state: str, text: str) -> str | None:
+    if state == "28P01" or "password authentication failed" in text:
+        return "the server refused the password; fix the user or password in TRACELAKE_DATABASE_URL"
+    if state == "28000" or ("role" in text and "does not exist" in text):
+        return "the server does not know this user; fix the user in TRACELAKE_DATABASE_URL"
+    if state == "3D000" or ("database" in text and "does not exist" in text):
+        return (
+            "the database does not exist; create it (createdb NAME) or fix the name in "
+            "TRACELAKE_DATABASE_URL"
+        )
+    if state == "42501" or "permission denied" in text:
+        return (
+            "the database user lacks a privilege; run as the schema's owner or grant it "
+            "(see the README's PostgreSQL section)"
+        )
+    if "readonly database" in text or "read-only" in text:
+        return (
+            "the database file (or its folder, which holds the WAL) is read-only; fix the "
+            "permissions or point TRACELAKE_DATABASE_URL elsewhere"
+        )
+    if "file is not a database" in text or "file is encrypted" in text:
+        return (
+            "that file is not an SQLite database; point TRACELAKE_DATABASE_URL at a tracelake "
+            "database or a new file"
+        )
+    if "unable to open database" in text:
+        return "cannot open the database file; check that its folder exists and is writable"
+    return None
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:300]
+
+
+T = TypeVar("T")
+
+
+def retry_busy(fn: Callable[[], T], attempts: int = 5, first_wait: float = 0.2) -> T:
+    """Run an idempotent operation again when it lost a lock or a deadlock (StoreBusyError)."""
+    wait = first_wait
+    for attempt in range(1, attempts + 1):
+        try:
+            return fn()
+        except StoreBusyError:
+            if attempt == attempts:
+                raise
+            log.warning("the database was busy; retrying (%d of %d)", attempt, attempts - 1)
+            time.sleep(wait * (0.5 + random.random()))
+            wait *= 2
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _on_error(context: ExceptionContext) -> BaseException | None:
+    """Every driver error on this engine, translated once, wherever it happened."""
+    if context.is_pre_ping:
+        return None  # the pool handles a dead pooled connection itself
+    exc = context.sqlalchemy_exception
+    if not isinstance(exc, DBAPIError):
+        return None
+    what = "connect to the database" if context.connection is None else "database operation"
+    return translate(exc, what)
 
 
 def _is_unavailable(exc: DBAPIError) -> bool:
+    """Connection-level trouble (busy, access and timeouts are classified before this)."""
     if exc.connection_invalidated:
         return True
     import psycopg

@@ -84,6 +84,30 @@ class Reader:
         found.sort(key=lambda e: e.position)
         return found
 
+    def existing_runs(self, run_ids: list[str]) -> set[str]:
+        """Which of these run ids have stored events."""
+        found: set[str] = set()
+        with translate_errors("read runs"), self.engine.connect() as conn:
+            for start in range(0, len(run_ids), 400):
+                query = sa.select(events.c.run_id).where(
+                    events.c.run_id.in_(run_ids[start : start + 400])
+                )
+                found.update(conn.execute(query.distinct()).scalars())
+        return found
+
+    def content_hashes(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """Content hashes of the stored events at these ``(run_id, seq)`` keys."""
+        found: dict[tuple[str, int], str] = {}
+        with translate_errors("read events"), self.engine.connect() as conn:
+            for start in range(0, len(keys), 400):
+                rows = conn.execute(
+                    sa.select(events.c.run_id, events.c.seq, events.c.content_hash).where(
+                        sa.tuple_(events.c.run_id, events.c.seq).in_(keys[start : start + 400])
+                    )
+                )
+                found.update({(r.run_id, r.seq): r.content_hash for r in rows})
+        return found
+
     def max_position(self) -> int:
         with translate_errors("read events"), self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.max(events.c.position))).scalar() or 0)
