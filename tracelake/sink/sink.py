@@ -60,7 +60,7 @@ class TraceSink:
         spool_dir: str | Path | None = None,
         batch_size: int = 500,
         flush_interval: float = 0.05,
-        max_queue: int = 100_000,
+        max_queue: int = 20_000,
         retry_max: float = 5.0,
         db_timeout: float = 10.0,
         on_full: OnFull = "block",
@@ -200,7 +200,8 @@ class TraceSink:
         if now - self._warned_full > 10.0:
             self._warned_full = now
             log.warning(
-                "tracelake sink queue is full (%d events; spool and database both refuse); %s",
+                "tracelake sink queue is full (%d events not yet spooled: the disk and the "
+                "database both refuse, or events come faster than they can be scrubbed); %s",
                 self.max_queue,
                 "dropping new events" if self.on_full == "drop" else "record() waits for room",
             )
