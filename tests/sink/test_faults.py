@@ -24,21 +24,6 @@ from tracelake.store import open_store
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def fresh_db(private_pg: PrivatePostgres) -> str:
-    """A new migrated database on the private server (the server itself may be stopped later)."""
-    name = f"sink_{time.time_ns()}"
-    private_pg.execute(f"CREATE DATABASE {name}")
-    url = sa.make_url(private_pg.url).set(database=name).render_as_string(hide_password=False)
-    from tracelake.store import migrate
-    from tracelake.store.engine import create_engine
-
-    engine = create_engine(url, poolclass=sa.NullPool)
-    migrate.upgrade(engine)
-    engine.dispose()
-    return url
-
-
 def stored_keys(url: str) -> list[tuple[str, int, str]]:
     store = open_store(url)
     try:

@@ -25,13 +25,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.sink.private_pg import PrivatePostgres
-from tests.sink.test_faults import (  # noqa: F401 - fresh_db is a fixture
-    _running,
-    assert_exactly_once,
-    fresh_db,
-    stored_keys,
-    wait_for,
-)
+from tests.sink.test_faults import _running, assert_exactly_once, stored_keys, wait_for
 from tracelake.sink import TraceSink
 from tracelake.sink.spool import status
 from tracelake.store import open_store
@@ -303,9 +297,12 @@ def test_full_spool_disk_and_an_outage_block_until_the_database_returns(
         sink = TraceSink(fresh_db, spool_dir=disk / "spool", max_queue=500, retry_max=0.5)
         private_pg.stop()
         rng = random.Random(SEED)
-        producer = threading.Thread(
-            target=lambda: [sink.record(_event(n, rng), run_id="r") for n in range(3_000)]
-        )
+
+        def produce() -> None:
+            for n in range(3_000):
+                sink.record(_event(n, rng), run_id="r")
+
+        producer = threading.Thread(target=produce)
         try:
             producer.start()
             wait_for(lambda: sink.stats()["queue_full_waits"] > 0, 20)

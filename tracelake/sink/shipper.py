@@ -207,7 +207,9 @@ class Shipper:
         self._retry_at = time.monotonic() + self._backoff
         self._backoff = min(self._backoff * 2, self.retry_max)
         if isinstance(exc, SchemaNotReadyError) or _no_schema(exc):
-            self._say_schema_missing()
+            self._say_schema_missing()  # that line says it all
+            self.state = DEGRADED
+            return
         self._say_degraded(f"the database refused a write ({self.safe_error(exc)})")
 
     def _say_degraded(self, why: str) -> None:
