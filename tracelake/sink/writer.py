@@ -220,7 +220,9 @@ class Writer:
             try:
                 inbound = classify_object(item.event, self.max_depth)
                 break
-            except RuntimeError:  # the caller changed a dict while we copied it: try again
+            except RuntimeError as exc:  # the caller changed a dict while we copied it: again
+                if "during iteration" not in str(exc):
+                    raise  # e.g. a to_dict() that raises RuntimeError: unreadable, not unstable
                 if attempt == 2:
                     raise ContractError(
                         "unstable_object", "the event changed while it was copied"
