@@ -17,6 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faker import Faker
+
+from tracelake.sink import TraceSink
+from tracelake.store import Store
 
 pytestmark = pytest.mark.agentlane
 
@@ -57,11 +61,6 @@ except ImportError as exc:  # Python 3.11, or agentlane not installed
         "Python 3.12 - run .ci/agentlane.sh",
         allow_module_level=True,
     )
-
-from faker import Faker
-
-from tracelake.sink import TraceSink
-from tracelake.store import Store
 
 SEED = random.randrange(1 << 30)
 
