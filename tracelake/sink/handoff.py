@@ -38,7 +38,7 @@ class Batch:
 @dataclass(slots=True)
 class Handoff:
     max_events: int
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.RLock = field(default_factory=threading.RLock)  # RLock: SIGTERM handler
     ready: deque[Batch] = field(default_factory=deque)
     ready_events: int = 0
     memory_events: int = 0  # events in ``ready`` that exist only in memory

@@ -135,7 +135,7 @@ class TraceSink:
         self._full_dropped = 0
         self._full_waits = 0
         self._warned_full = float("-inf")
-        self._close_lock = threading.Lock()
+        self._close_lock = threading.RLock()  # re-entrant: the SIGTERM handler closes too
         self._thread = threading.Thread(target=self._writer.run, name="tracelake-sink", daemon=True)
         self._ship_thread = threading.Thread(
             target=self._shipper.run, name="tracelake-sink-db", daemon=True
