@@ -26,7 +26,9 @@ def main() -> None:
     url, spool_dir, rate = sys.argv[1], sys.argv[2], float(sys.argv[3])
     if "own-handler" in sys.argv[4:]:
         signal.signal(signal.SIGTERM, _own)
-    sink = TraceSink(url, spool_dir=spool_dir, flush_interval=0.05, retry_max=0.5, db_timeout=2)
+    sink = TraceSink(
+        url, spool_dir=spool_dir, flush_interval=0.05, retry_max=0.5, db_timeout=2, max_queue=20_000
+    )
     print("ready", flush=True)
     gap = 1.0 / rate if rate > 0 else 0.0
     start = time.monotonic()

@@ -75,6 +75,7 @@ def _pace(sink: TraceSink) -> None:
 # -- 1. a hung server -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_hung_server_degrades_spools_and_recovers_by_itself(
     private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -155,6 +156,7 @@ def _replay_into(url: str, spool: Path) -> int:
     return len(stored_keys(url))
 
 
+@pytest.mark.slow
 def test_sigkill_during_a_hang_loses_at_most_the_last_flush_interval(
     private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path
 ) -> None:
@@ -178,6 +180,7 @@ def test_sigkill_during_a_hang_loses_at_most_the_last_flush_interval(
 # -- 2. a long replay does not stall recording -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_replay_of_a_backlog_never_fills_the_queue(
     private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path
 ) -> None:
@@ -239,6 +242,7 @@ def small_disk(path: Path, size: str = "64k") -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_full_spool_disk_with_the_database_up_writes_straight_through(
     private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -320,6 +324,7 @@ def test_full_spool_disk_and_an_outage_block_until_the_database_returns(
 # -- 5. SIGTERM and SIGKILL of the producer -----------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("own_handler", [False, True], ids=["default", "own-handler"])
 def test_sigterm_in_a_burst_flushes_then_behaves_as_before(
     private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path, own_handler: bool
@@ -339,6 +344,7 @@ def test_sigterm_in_a_burst_flushes_then_behaves_as_before(
     assert status(spool)["events"] == 0
 
 
+@pytest.mark.slow
 def test_sigkill_after_a_burst_loses_at_most_the_queue_not_the_spool(
     private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path
 ) -> None:

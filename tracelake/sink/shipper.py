@@ -48,10 +48,11 @@ class Shipper:
         retry_max: float,
         safe_error: Callable[[BaseException], str],
         where: str,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store, self.spool, self.handoff, self.counters = store, spool, handoff, counters
         self.timeout, self.retry_max = timeout, retry_max
-        self.safe_error, self.where = safe_error, where
+        self.safe_error, self.where, self.busy = safe_error, where, busy
         self.state = HEALTHY
         self.stopping = False
         self.halt = False
@@ -85,6 +86,12 @@ class Shipper:
                     self._wait(min(0.05, self._retry_at - time.monotonic()))
                     continue
                 self._recover()
+                continue
+            if self.busy() and not self.stopping and h.ready_events < h.max_events // 2:
+                # The runner is producing (events wait to be spooled): what is ready is already
+                # durable, so give the CPU to the run and the spool writer, and append when the
+                # runner pauses (or half the hand-over fills).
+                time.sleep(0.002)
                 continue
             batch = self.handoff.pop()
             if batch is None:

@@ -60,7 +60,7 @@ class TraceSink:
         spool_dir: str | Path | None = None,
         batch_size: int = 500,
         flush_interval: float = 0.05,
-        max_queue: int = 20_000,
+        max_queue: int = 100_000,
         retry_max: float = 5.0,
         db_timeout: float = 10.0,
         on_full: OnFull = "block",
@@ -110,6 +110,7 @@ class TraceSink:
             retry_max=retry_max,
             safe_error=lambda exc: self._writer.safe_error(exc),
             where=_masked(url),
+            busy=lambda: bool(self._queue),
         )
         self._writer = Writer(
             scrubber,
