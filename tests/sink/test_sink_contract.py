@@ -151,7 +151,7 @@ def test_postgres_without_schema_says_so_in_one_line_then_catches_up(
         for i in range(200):
             sink.record({"type": "step.completed", "i": i}, run_id="r")
         wait_for(lambda: sink.health == "degraded", 20)
-        assert sink.flush(10)
+        assert sink.flush(30)
         engine = create_engine(url, poolclass=sa.NullPool)
         migrate.upgrade(engine)  # what the log line says to do
         engine.dispose()

@@ -241,19 +241,25 @@ class Shipper:
             )
 
     def _check_schema(self) -> None:
-        """Say clearly when the schema is missing; an embedded SQLite database is migrated."""
+        """Say clearly when the schema is missing; an embedded SQLite database is migrated.
+        (One cheap query: alembic is imported only when there is something to migrate.)"""
         try:
-            with self._watched():
-                current = migrate.current_revision(self.store.engine)
-                if current is None and self.store.dialect == "sqlite":
-                    log.info("tracelake sink: creating the schema in %s", self.where)
-                    migrate.upgrade(self.store.engine)
-                    current = migrate.head_revision()
-        except Exception as exc:  # noqa: BLE001 - unreachable: the first append will say so
-            log.debug("schema check failed: %s", self.safe_error(exc))
+            with self._watched(), self.store.engine.connect() as conn:
+                conn.exec_driver_sql("SELECT 1 FROM events WHERE 1 = 0").all()
             return
-        if current is None:
+        except Exception as exc:  # noqa: BLE001 - unreachable: the first append says so
+            if not _no_schema(exc):
+                log.debug("schema check failed: %s", self.safe_error(exc))
+                return
+        if self.store.dialect != "sqlite":
             self._say_schema_missing()
+            return
+        try:
+            log.info("tracelake sink: creating the schema in %s", self.where)
+            with self._watched():
+                migrate.upgrade(self.store.engine)
+        except Exception as exc:  # noqa: BLE001 - the first append will say what is wrong
+            log.error("tracelake sink: could not create the schema (%s)", self.safe_error(exc))
 
     def _recover(self) -> None:
         """Held memory batches first, then the spool's backlog; then live hand-over again."""
