@@ -191,7 +191,7 @@ def test_replay_of_a_backlog_never_fills_the_queue(
     n = 0
     try:
         private_pg.stop()
-        for _ in range(20_000):
+        for _ in range(8_000):
             sink.record(_event(n, rng), run_id=f"r{n % 5}")
             n += 1
             _pace(sink)
