@@ -161,3 +161,53 @@ def test_postgres_without_schema_says_so_in_one_line_then_catches_up(
     said = [r.getMessage() for r in caplog.records if "no tracelake schema" in r.getMessage()]
     assert len(said) == 1 and "tracelake db upgrade" in said[0]
     assert_exactly_once(stored_keys(url), 200)
+
+
+def test_a_slow_database_overflows_the_hand_over_and_loses_nothing(tmp_path: Path) -> None:
+    """Another writer holds SQLite's write lock: appends wait, the hand-over fills, live
+    batches stay only in (small, rotating) spool segments and are replayed from disk; a
+    segment whose handed-over records were appended is never deleted while it also holds
+    records that were not handed over."""
+    import threading
+    import time
+
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{tmp_path / 'slow.db'}"
+    engine = create_engine(url)
+    migrate.upgrade(engine)
+    sink = TraceSink(
+        url, spool_dir=tmp_path / "spool", batch_size=20, max_queue=100, flush_interval=0.005
+    )
+    sink.spool.max_segment_bytes = 60_000  # rotate often (a few batches per segment)
+    locked = threading.Event()
+    release = threading.Event()
+
+    def hold_the_lock() -> None:
+        from tracelake.store.engine import write_transaction
+
+        with write_transaction(engine) as conn:  # BEGIN IMMEDIATE: the write lock
+            conn.exec_driver_sql("SELECT 1").all()
+            locked.set()
+            release.wait(20)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    locked.wait(10)
+    try:
+        for i in range(3_000):
+            sink.record({"type": "step.completed", "i": i}, run_id=f"r{i % 3}")
+            if i % 50 == 0:
+                time.sleep(0.005)
+        assert sink.flush(30)
+        assert sink.stats()["spooled"] > 0  # the hand-over overflowed into the spool
+    finally:
+        release.set()
+        holder.join()
+    sink.close(timeout=60)
+    engine.dispose()
+    assert sink.stats()["dropped"] == 0
+    assert_exactly_once(stored_keys(url), 3_000)
+    with sa.create_engine(url).connect() as conn:
+        rows = conn.exec_driver_sql("SELECT run_id, seq, payload FROM events").all()
+    assert len(rows) == 3_000

@@ -45,6 +45,9 @@ class Handoff:
     accepting: bool = True
     written: dict[Path, int] = field(default_factory=dict)  # records handed over, per segment
     acked: dict[Path, int] = field(default_factory=dict)  # records appended, per segment
+    # Segments holding records that were *not* handed over: never deleted on acknowledgement,
+    # only after the catch-up replayed them.
+    dirty: set[Path] = field(default_factory=set)
     backlog_events: int = 0  # events in the spool that were not handed over (replay lag)
     backlog_since: float | None = None  # when the oldest of them was recorded
     wake: threading.Event = field(default_factory=threading.Event)
@@ -55,6 +58,7 @@ class Handoff:
             if batch.segment is not None:
                 self.accepting = False  # the shipper will replay the spool from disk
                 self.mark_backlog(batch)
+                self.dirty.add(batch.segment)
             return False
         self.ready.append(batch)
         self.ready_events += batch.size

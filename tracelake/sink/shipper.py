@@ -188,7 +188,12 @@ class Shipper:
         """Delete own sealed segments whose every record was appended (caller holds lock)."""
         h = self.handoff
         current = self.spool.current
-        for seg in [s for s, n in h.written.items() if s != current and h.acked.get(s, 0) >= n]:
+        done = [
+            s
+            for s, n in h.written.items()
+            if s != current and s not in h.dirty and h.acked.get(s, 0) >= n
+        ]
+        for seg in done:
             with contextlib.suppress(OSError):
                 self.spool.remove(seg)
             h.written.pop(seg, None)
@@ -293,6 +298,7 @@ class Shipper:
                     h.accepting = False
                     if seg is not None:
                         h.mark_backlog(batch)
+                        h.dirty.add(seg)
             except Exception:  # noqa: BLE001 - still full: keep it in memory
                 return
             self.counters.spooled += len(batch.events)
@@ -305,6 +311,7 @@ class Shipper:
             self._drop_acked_segments()
             h.written.clear()
             h.acked.clear()
+            h.dirty.clear()  # every sealed segment is replayed now
             h.accepting = True  # new batches queue behind the backlog replayed now
             self._replay_events += h.backlog_events
             h.backlog_events = 0

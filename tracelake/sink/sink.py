@@ -293,8 +293,12 @@ class TraceSink:
         for events, bad, _oldest in batches:
             try:
                 with self.handoff.lock:
-                    self.spool.append("events", events)
-                    self.spool.append("quarantine", bad)
+                    for seg in (
+                        self.spool.append("events", events),
+                        self.spool.append("quarantine", bad),
+                    ):
+                        if seg is not None:
+                            self.handoff.dirty.add(seg)  # never deleted by finish()
                 self.counters.spooled += len(events)
             except Exception as exc:  # noqa: BLE001 - disk and database both refused
                 self.counters.dropped += len(events)
