@@ -49,10 +49,12 @@ class Shipper:
         safe_error: Callable[[BaseException], str],
         where: str,
         busy: Callable[[], bool] = lambda: False,
+        runner_paused: threading.Event | None = None,
     ) -> None:
         self.store, self.spool, self.handoff, self.counters = store, spool, handoff, counters
         self.timeout, self.retry_max = timeout, retry_max
         self.safe_error, self.where, self.busy = safe_error, where, busy
+        self.runner_paused = runner_paused or threading.Event()
         self.state = HEALTHY
         self.stopping = False
         self.halt = False
@@ -91,7 +93,7 @@ class Shipper:
                 # The runner is producing (events wait to be spooled): what is ready is already
                 # durable, so give the CPU to the run and the spool writer, and append when the
                 # runner pauses (or half the hand-over fills).
-                time.sleep(0.002)
+                self.runner_paused.wait(0.1)  # set by the writer when the queue is empty
                 continue
             batch = self.handoff.pop()
             if batch is None:

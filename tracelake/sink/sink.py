@@ -125,6 +125,7 @@ class TraceSink:
             flush_interval=flush_interval,
             new_run_id=new_run_id,
         )
+        self._shipper.runner_paused = self._writer.idle  # set when the queue is empty
         if gc_freeze:
             import gc
 
