@@ -173,9 +173,8 @@ class Shipper:
                 else:
                     self.counters.written += result.appended
                     self.counters.replayed += result.appended
-            if bad:
-                self.store.quarantine.add(bad)
-                self.counters.quarantined += len(bad)
+            if bad:  # idempotent: a replayed quarantine record is counted once
+                self.counters.quarantined += self.store.quarantine.add(bad)
 
     # -- acknowledging -----------------------------------------------------------------
     def _ack(self, batch: Batch) -> None:
