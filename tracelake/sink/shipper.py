@@ -173,8 +173,9 @@ class Shipper:
                 else:
                     self.counters.written += result.appended
                     self.counters.replayed += result.appended
-            if bad:  # idempotent: a replayed quarantine record is counted once
-                self.counters.quarantined += self.store.quarantine.add(bad)
+            if bad:
+                self.store.quarantine.add(bad)
+                self.counters.quarantined += len(bad)
 
     # -- acknowledging -----------------------------------------------------------------
     def _ack(self, batch: Batch) -> None:
