@@ -5,8 +5,11 @@
    until everything is durable (close()).
 2. ``record()`` latency percentiles with the database up and with it down (unreachable port:
    every batch goes to the spool).
+3. A hung database (a private PostgreSQL whose processes are stopped with SIGSTOP): the worst
+   ``record()`` latency while it hangs, and the events a producer loses when it is SIGKILLed
+   during the hang (compared with what its ``record()`` accepted).
 
-    python bench/bench_sink.py [--rounds 150] [--records 100000]
+    python bench/bench_sink.py [--rounds 150] [--records 100000] [--hang 6] [--rate 2000]
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 import platform
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,11 +74,99 @@ def record_latency(
     return percentiles(samples), sink.stats()
 
 
+def hang_scenario(seconds: float, rate: float) -> None:
+    """record() while the server is stopped (SIGSTOP), then a producer SIGKILLed in a hang."""
+    import re
+    import signal
+    import subprocess
+
+    from tests.sink.private_pg import PrivatePostgres
+    from tracelake.store import open_store
+
+    server = PrivatePostgres()
+    try:
+        server.start()
+        server.migrate()
+        with tempfile.TemporaryDirectory() as tmp:
+            sink = TraceSink(server.url, spool_dir=f"{tmp}/hang", db_timeout=2.0, retry_max=1.0)
+            event = {"type": "step.completed", "stage": "runner", "step_id": "s1"}
+            for i in range(500):
+                sink.record(event, run_id=f"hang-{i // 100}")
+            sink.flush(30)
+            server.freeze()
+            samples: list[int] = []
+            gap = 1.0 / rate
+            start = time.monotonic()
+            i = 0
+            while time.monotonic() - start < seconds:
+                t = time.perf_counter_ns()
+                sink.record(event, run_id=f"hang-{i // 100}")
+                samples.append(time.perf_counter_ns() - t)
+                i += 1
+                delay = start + i * gap - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            during = sink.stats()
+            server.thaw()
+            back = time.monotonic()
+            while sink.health != "healthy" and time.monotonic() - back < 60:
+                time.sleep(0.05)
+            recovered = time.monotonic() - back
+            sink.close(timeout=60)
+            print(f"hung database ({seconds:.0f} s SIGSTOP, {rate:,.0f} events/s, db_timeout 2 s):")
+            print(f"  record() during the hang: {percentiles(samples)}")
+            print(
+                f"  during: health {during['health']}, queue {during['queued']}, spool "
+                f"{during['spool_bytes']:,} bytes, replay lag {during['replay_lag_events']} events; "
+                f"healthy {recovered:.1f} s after SIGCONT; dropped {sink.stats()['dropped']}"
+            )
+            db = f"{tmp}/kill"
+            env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+            child = subprocess.Popen(
+                [sys.executable, "-m", "tests.sink.child_stream", server.url, db, str(rate)],
+                cwd=Path(__file__).resolve().parents[1],
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert child.stdout is not None
+            child.stdout.readline()
+            time.sleep(1.0)
+            server.freeze()
+            killer = threading.Timer(seconds / 2, child.send_signal, (signal.SIGKILL,))
+            killer.start()
+            accepted = 0
+            for line in child.stdout:
+                found = re.match(r"accepted (\d+)", line)
+                if found:
+                    accepted = int(found.group(1))
+            child.wait()
+            server.thaw()
+            replayer = TraceSink(server.url, spool_dir=db)
+            replayer.close(timeout=120)
+            store = open_store(server.url)
+            stored = sum(1 for e in store.reader.iter_all() if e.run_id.startswith("r"))
+            store.dispose()
+            print(
+                f"  SIGKILL {seconds / 2:.0f} s into a hang at {rate:,.0f} events/s: accepted "
+                f"{accepted}, stored after replay {stored}, lost {accepted - stored} "
+                f"(one 50 ms flush interval = {rate * 0.05:.0f} events)"
+            )
+    finally:
+        server.destroy()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=150)
     ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--hang", type=float, default=6.0, help="seconds the server is stopped")
+    ap.add_argument("--rate", type=float, default=2000.0, help="events/s during the hang")
+    ap.add_argument("--only-hang", action="store_true")
     args = ap.parse_args()
+    if args.only_hang:
+        hang_scenario(args.hang, args.rate)
+        return
     print(f"machine: {platform.machine()} cpus={os.cpu_count()} python {platform.python_version()}")
     with scratch_database("tl_bench_sink") as url, tempfile.TemporaryDirectory() as tmp:
         runner_loop(2, None)  # warm up imports and caches
@@ -120,6 +212,7 @@ def main() -> None:
         print(
             f"record() database down: {down}   (spooled {down_stats['spooled']}, dropped {down_stats['dropped']})"
         )
+    hang_scenario(args.hang, args.rate)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import sqlalchemy as sa
 
 from tests.conftest import REQUIRE_PG
 from tests.sink.private_pg import PrivatePostgres
@@ -23,3 +24,20 @@ def private_pg() -> Iterator[PrivatePostgres]:
         pytest.skip(f"SKIPPING FAULT TESTS: a private PostgreSQL could not start: {exc}")
     yield server
     server.destroy()
+
+
+@pytest.fixture
+def fresh_db(private_pg: PrivatePostgres) -> str:
+    """A new migrated database on the private server (the server itself may be stopped later)."""
+    import time
+
+    name = f"sink_{time.time_ns()}"
+    private_pg.execute(f"CREATE DATABASE {name}")
+    url = sa.make_url(private_pg.url).set(database=name).render_as_string(hide_password=False)
+    from tracelake.store import migrate
+    from tracelake.store.engine import create_engine
+
+    engine = create_engine(url, poolclass=sa.NullPool)
+    migrate.upgrade(engine)
+    engine.dispose()
+    return url

@@ -11,6 +11,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -63,6 +64,29 @@ class PrivatePostgres:
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
+    def pids(self) -> list[int]:
+        """The postmaster and every server process it started."""
+        text = (self.data / "postmaster.pid").read_text()
+        master = int(text.split()[0])
+        found = [master]
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == master:
+                    found.append(int(Path(stat).parent.name))
+        return found
+
+    def freeze(self) -> None:
+        """A hung server: every server process stopped (SIGSTOP), its sockets stay open."""
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for pid in self.pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
     def migrate(self) -> None:
         engine = create_engine(self.url, poolclass=sa.NullPool)
         migrate.upgrade(engine)
@@ -77,6 +101,8 @@ class PrivatePostgres:
         return rows
 
     def destroy(self) -> None:
+        with contextlib.suppress(Exception):
+            self.thaw()
         with contextlib.suppress(subprocess.CalledProcessError):
             self.stop("immediate")
         shutil.rmtree(self.root, ignore_errors=True)

@@ -24,21 +24,6 @@ from tracelake.store import open_store
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def fresh_db(private_pg: PrivatePostgres) -> str:
-    """A new migrated database on the private server (the server itself may be stopped later)."""
-    name = f"sink_{time.time_ns()}"
-    private_pg.execute(f"CREATE DATABASE {name}")
-    url = sa.make_url(private_pg.url).set(database=name).render_as_string(hide_password=False)
-    from tracelake.store import migrate
-    from tracelake.store.engine import create_engine
-
-    engine = create_engine(url, poolclass=sa.NullPool)
-    migrate.upgrade(engine)
-    engine.dispose()
-    return url
-
-
 def stored_keys(url: str) -> list[tuple[str, int, str]]:
     store = open_store(url)
     try:
@@ -73,10 +58,10 @@ def test_server_stopped_mid_stream_and_started_again(
     try:
         for i, s in enumerate(all_scenarios * 3):
             if i == 10:
-                assert sink.flush(10)
+                assert sink.flush(30)
                 private_pg.stop()
             if i == 30:
-                assert sink.flush(10)
+                assert sink.flush(30)
                 assert sink.health == "degraded"
                 private_pg.start()
             total += sum(1 for _ in sink.tap(run_scenario(s), run_id=f"run-{i:03d}"))
@@ -172,10 +157,10 @@ def test_server_refusing_writes_is_handled_like_an_outage(
     sink = TraceSink(fresh_db, spool_dir=tmp_path / "spool", flush_interval=0.01, retry_max=0.3)
     try:
         n = sum(1 for _ in sink.tap(run_scenario(scenarios()[0]), run_id="before"))
-        assert sink.flush(10)
+        assert sink.flush(30)
         _refuse(private_pg, fresh_db, how, on=True)
         n += sum(1 for _ in sink.tap(run_scenario(scenarios()[1]), run_id="during"))
-        assert sink.flush(10)
+        assert sink.flush(30)
         wait_for(lambda: sink.health == "degraded")
         assert sink.stats()["spooled"] > 0
         _refuse(private_pg, fresh_db, how, on=False)

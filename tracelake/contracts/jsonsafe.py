@@ -24,8 +24,9 @@ JSONValue = Any  # dict[str, JSONValue] | list[JSONValue] | str | int | float | 
 def to_jsonable(obj: Any, max_depth: int) -> JSONValue:
     """A deep, JSON-compatible copy of ``obj``.
 
-    Dataclasses become dicts (like ``dataclasses.asdict``), objects with ``to_dict()`` (agentlane
-    events) are asked for it, pydantic models are dumped. Non-finite floats become ``None`` (JSON
+    Objects with ``to_dict()`` (agentlane events) are asked for it first, whatever else they are
+    (agentlane's events are also dataclasses); other dataclasses become dicts (like
+    ``dataclasses.asdict``), pydantic models are dumped. Non-finite floats become ``None`` (JSON
     has no NaN), bytes become a size marker (raw bytes are never kept), anything else its ``str``.
     Raises :class:`ContractError` ``too_deep`` beyond ``max_depth`` levels.
     """
@@ -68,6 +69,13 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
         if depth >= max_depth:
             raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
         return [_walk(v, max_depth, depth + 1) for v in obj]
+    # An object that says how it serialises itself (agentlane's events are dataclasses *and*
+    # have to_dict(), whose output carries the wire ``type``) is asked first, whatever it is.
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict) and not isinstance(obj, type):
+        if depth >= max_depth:
+            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+        return _walk(to_dict(), max_depth, depth)
     if hasattr(kind, "__dataclass_fields__") and not isinstance(obj, type):
         if depth >= max_depth:
             raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
@@ -89,9 +97,6 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
         return {clean_text(str(k)): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
         return [_walk(v, max_depth, depth + 1) for v in obj]
-    to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict):
-        return _walk(to_dict(), max_depth, depth)
     model_dump = getattr(obj, "model_dump", None)
     if callable(model_dump):
         return _walk(model_dump(mode="json"), max_depth, depth)

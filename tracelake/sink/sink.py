@@ -14,6 +14,7 @@ does can raise into the runner's loop, and the caller's event objects are never 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import threading
 import time
@@ -21,23 +22,36 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from tracelake.config import Settings
-from tracelake.sink.spool import Spool
-from tracelake.sink.writer import CLOSED, Counters, Item, Writer
+from tracelake.sink import signals
+from tracelake.sink.handoff import Handoff
+from tracelake.sink.shipper import CLOSED, Shipper
+from tracelake.sink.spool import Spool, usage
+from tracelake.sink.writer import Counters, Item, Writer
 
 log = logging.getLogger("tracelake.sink")
 
 DEFAULT_SPOOL_DIR = ".tracelake/spool"
+OnFull = Literal["block", "drop"]
 
 
 def new_run_id() -> str:
     return f"run-{uuid.uuid4().hex}"
 
 
+def _masked(url: str) -> str:
+    import sqlalchemy as sa
+
+    try:
+        return sa.make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - an unparsable URL: say nothing of it
+        return "<database>"
+
+
 class TraceSink:
-    """Persist runner events through the one pipeline (scrub, spool on outage, append)."""
+    """Persist runner events through the one pipeline (scrub, spool, append, replay)."""
 
     def __init__(
         self,
@@ -47,52 +61,92 @@ class TraceSink:
         batch_size: int = 500,
         flush_interval: float = 0.05,
         max_queue: int = 100_000,
-        retry_max: float = 30.0,
+        retry_max: float = 5.0,
+        db_timeout: float = 10.0,
+        on_full: OnFull = "block",
+        handle_sigterm: bool = True,
         settings: Settings | None = None,
         gc_freeze: bool = False,
     ) -> None:
-        """``gc_freeze=True`` builds the scrubber engine now and then calls ``gc.freeze()``, so
+        """``db_timeout``: no database call may take longer; one that does is an outage.
+
+        ``on_full``: what ``record()`` does when ``max_queue`` events wait in memory (only when
+        neither the spool nor the database takes them): ``"block"`` (default) waits for room,
+        ``"drop"`` drops the event and counts it in ``stats()["dropped"]``.
+
+        ``handle_sigterm``: flush on SIGTERM, then let the process's own SIGTERM behaviour
+        happen (see :mod:`tracelake.sink.signals`).
+
+        ``gc_freeze=True`` builds the scrubber engine now and then calls ``gc.freeze()``, so
         full garbage collections stop rescanning its ~80k long-lived objects: the worst
         ``record()`` pause drops from 50-150 ms to 15-30 ms here (BENCHMARKS.md). It is process-wide,
         so it is the application's choice; call it once, after the application has loaded."""
         import os
 
-        from tracelake.wiring import open_components
+        from tracelake.scrub import get_scrubber, load_pseudonym_key
+        from tracelake.store import open_store
+        from tracelake.store.engine import create_engine
 
+        if on_full not in ("block", "drop"):
+            raise ValueError(f"on_full must be 'block' or 'drop', not {on_full!r}")
         settings = settings or Settings.from_env(database_url=database_url)
-        parts = open_components(settings, check_schema=False)
-        self.store = parts.store
-        self.max_queue = max_queue
+        url = settings.database_url
+        key = load_pseudonym_key(url)
+        scrubber = get_scrubber(key)
+        self.store = open_store(url, engine=create_engine(url, bounded=db_timeout))
+        self.max_queue, self.on_full = max_queue, on_full
         root = Path(spool_dir or os.environ.get("TRACELAKE_SPOOL_DIR") or DEFAULT_SPOOL_DIR)
-        self.spool = Spool(root)
+        self.spool = Spool(root, max_segment_bytes=2 << 20)
         self.spool.open()
         self._queue: deque[Item] = deque()
         self.counters = Counters()
+        self.handoff = Handoff(max_events=max(max_queue, batch_size))
+        self._shipper = Shipper(
+            self.store,
+            self.spool,
+            self.handoff,
+            self.counters,
+            timeout=db_timeout,
+            retry_max=retry_max,
+            safe_error=lambda exc: self._writer.safe_error(exc),
+            where=_masked(url),
+            busy=lambda: bool(self._queue),
+        )
         self._writer = Writer(
-            parts.store,
-            parts.scrubber,
-            parts.key,
+            scrubber,
+            key,
             self.spool,
             self._queue,
             self.counters,
+            self.handoff,
+            self._shipper,
             max_depth=settings.max_depth,
             batch_size=batch_size,
             flush_interval=flush_interval,
-            retry_max=retry_max,
             new_run_id=new_run_id,
         )
+        self._shipper.runner_paused = self._writer.idle  # set when the queue is empty
         if gc_freeze:
             import gc
 
-            parts.scrubber.scrub_text("warm up the engine")
+            scrubber.scrub_text("warm up the engine")
             gc.collect()
             gc.freeze()
         self._closed = False
+        self._late = 0  # record() after close()
+        self._full_dropped = 0
+        self._full_waits = 0
         self._warned_full = float("-inf")
-        self._close_lock = threading.Lock()
+        self._close_lock = threading.RLock()  # re-entrant: the SIGTERM handler closes too
         self._thread = threading.Thread(target=self._writer.run, name="tracelake-sink", daemon=True)
+        self._ship_thread = threading.Thread(
+            target=self._shipper.run, name="tracelake-sink-db", daemon=True
+        )
         self._thread.start()
+        self._ship_thread.start()
         _live.add(self)
+        if handle_sigterm:
+            signals.install(_close_all_on_sigterm)
 
     # -- the hot path --------------------------------------------------------------------
     def record(
@@ -100,8 +154,11 @@ class TraceSink:
     ) -> None:
         """Enqueue one event (a dataclass, dict, envelope or agentlane event). Never raises."""
         try:
-            if len(self._queue) >= self.max_queue:
-                self._backpressure()
+            if self._closed:
+                self._record_after_close()
+                return
+            if len(self._queue) >= self.max_queue and not self._make_room():
+                return
             self._queue.append(Item(event, run_id, time.time(), trace_metadata))
         except Exception:  # noqa: BLE001 - never break the run
             self.counters.errors += 1
@@ -130,88 +187,164 @@ class TraceSink:
             self.record(event, run, trace_metadata)
             yield event
 
-    def _backpressure(self) -> None:
-        """The queue is full: wait for the writer (which spools when the database is slow).
+    def _record_after_close(self) -> None:
+        self._late += 1
+        if self._late == 1:
+            log.error(
+                "tracelake sink: record() after close(); the event is dropped (counted in "
+                "stats()['dropped']). Record before closing the sink."
+            )
 
-        This is the one place record() can wait; it never drops. Warned once per episode.
-        """
+    def _make_room(self) -> bool:
+        """The queue is full (neither the spool nor the database takes batches): apply
+        ``on_full``. True when the event may be enqueued. Warned once per 10 s episode."""
         now = time.monotonic()
-        if now - self._warned_full > 10.0:  # at most one line per 10 s of back-pressure
+        if now - self._warned_full > 10.0:
             self._warned_full = now
-            log.warning("tracelake sink queue is full (%d); waiting for the writer", self.max_queue)
+            log.warning(
+                "tracelake sink queue is full (%d events not yet spooled: the disk and the "
+                "database both refuse, or events come faster than they can be scrubbed); %s",
+                self.max_queue,
+                "dropping new events" if self.on_full == "drop" else "record() waits for room",
+            )
+        if self.on_full == "drop":
+            self._full_dropped += 1
+            return False
+        self._full_waits += 1
         self._writer.wake.set()
-        while len(self._queue) >= self.max_queue and self._thread.is_alive():
+        while len(self._queue) >= self.max_queue and self._thread.is_alive() and not self._closed:
             time.sleep(0.001)
+        return not self._closed
 
     # -- lifecycle -----------------------------------------------------------------------
     def flush(self, timeout: float = 30.0) -> bool:
-        """Wait until everything recorded so far is written or spooled."""
+        """Wait until everything recorded so far is in the spool (and, while the database is
+        healthy, in the database too). False when that did not happen within ``timeout``."""
         deadline = time.monotonic() + timeout
+        spooled = False
         while time.monotonic() < deadline:
             self._writer.wake.set()
-            if not self._queue and self._writer.idle.wait(0.01) and not self._queue:
+            if not spooled:
+                spooled = bool(not self._queue and self._writer.idle.wait(0.01) and not self._queue)
+                continue
+            h = self.handoff
+            if self._writer.pending or self._queue:
+                spooled = False
+                continue
+            in_memory_only = h.memory_events or self._shipper.held
+            if not in_memory_only and (
+                self._shipper.state != "healthy"
+                or not h.accepting
+                or (not h.ready and self._shipper.idle.is_set())
+            ):
                 return True
+            h.wake.set()
+            time.sleep(0.005)
         return False
 
     def close(self, timeout: float = 30.0) -> None:
-        """Flush and stop. Returns when every event is in the database or in the spool."""
+        """Flush and stop: every event is in the spool first (SIGKILL-safe), then the database
+        gets until ``timeout`` to take it; what it did not take is replayed by the next sink."""
         with self._close_lock:
             if self._closed:
                 return
             self._closed = True
+        deadline = time.monotonic() + timeout
         self._writer.stopping = True
         self._writer.wake.set()
-        self._thread.join(timeout)
-        if self._thread.is_alive():  # a hung database or a broken disk: take over
-            log.warning(
-                "tracelake sink: the writer did not finish in %.0fs; spooling the rest", timeout
-            )
+        self._thread.join(max(0.1, deadline - time.monotonic()))
+        if self._thread.is_alive():  # a broken disk and a refusing database: take over
+            log.warning("tracelake sink: the writer did not finish in %.0fs", timeout)
             self._writer.halt = True
             self._writer.wake.set()
-            self._thread.join(5.0)
-            leftover = [self._queue.popleft() for _ in range(len(self._queue))]
-            self.counters.recorded += len(leftover)
-            batches = list(self._writer.pending)
-            self._writer.pending.clear()
-            if leftover:
-                batches.append(self._writer.prepare(leftover))
-            for events, bad in batches:
-                try:
-                    self.spool.append("events", events)
-                    self.spool.append("quarantine", bad)
-                    self.counters.spooled += len(events)
-                except Exception as exc:  # noqa: BLE001 - disk and database both refused
-                    self.counters.dropped += len(events)
-                    log.error(
-                        "tracelake sink: %d events could be written neither to the database nor "
-                        "to the spool at %s (%s) and are lost",
-                        len(events),
-                        self.spool.root,
-                        type(exc).__name__,
-                    )
+            self._thread.join(2.0)
+        self._shipper.stopping = True
+        self.handoff.wake.set()
+        self._ship_thread.join(max(0.1, deadline - time.monotonic()))
+        if self._ship_thread.is_alive():
+            self._shipper.halt = True
+            self._shipper.interrupt()
+            self.handoff.wake.set()
+            self._ship_thread.join(2.0)
+        self._keep_what_is_left()
+        if not self._ship_thread.is_alive():
+            self._shipper.finish()
         self.spool.close()
-        self._writer.state = CLOSED
+        self._shipper.state = CLOSED
         self.store.dispose()
         _live.discard(self)
 
+    def _keep_what_is_left(self) -> None:
+        """Batches only in memory at close (queue, writer, shipper): spool them, or count them
+        as dropped when the disk refuses too."""
+        leftover = [self._queue.popleft() for _ in range(len(self._queue))]
+        self.counters.recorded += len(leftover)
+        batches = list(self._writer.pending)
+        self._writer.pending.clear()
+        if leftover:
+            batches.append(self._writer.prepare(leftover))
+        with self.handoff.lock:
+            memory = [b for b in self._shipper.held] + [
+                b for b in self.handoff.ready if b.segment is None
+            ]
+            self._shipper.held.clear()
+            self.handoff.ready.clear()
+        for b in memory:
+            batches.append((b.events, b.bad, b.oldest))
+        for events, bad, _oldest in batches:
+            try:
+                with self.handoff.lock:
+                    for seg in (
+                        self.spool.append("events", events),
+                        self.spool.append("quarantine", bad),
+                    ):
+                        if seg is not None:
+                            self.handoff.dirty.add(seg)  # never deleted by finish()
+                self.counters.spooled += len(events)
+            except Exception as exc:  # noqa: BLE001 - disk and database both refused
+                self.counters.dropped += len(events)
+                log.error(
+                    "tracelake sink: %d events could be written neither to the database nor "
+                    "to the spool at %s (%s) and are lost",
+                    len(events),
+                    self.spool.root,
+                    type(exc).__name__,
+                )
+
     def stats(self) -> dict[str, Any]:
+        """Counters and gauges a runner can export as metrics."""
         c = self.counters
+        backlog, oldest_backlog = self._shipper.lag()
+        oldest = [t for t in (oldest_backlog,) if t is not None]
+        queue = self._queue
+        with contextlib.suppress(IndexError):  # the writer may empty it meanwhile
+            oldest.append(queue[0].recorded_at)
+        segments, spool_bytes = usage(self.spool.root)
         return {
-            "recorded": c.recorded + len(self._queue),
+            "recorded": c.recorded + len(queue),
             "written": c.written,
             "spooled": c.spooled,
             "replayed": c.replayed,
+            "duplicates": c.duplicates,
             "quarantined": c.quarantined,
-            "dropped": c.dropped,
+            "dropped": c.dropped + self._late + self._full_dropped,
+            "dropped_after_close": self._late,
+            "dropped_queue_full": self._full_dropped,
+            "queue_full_waits": self._full_waits,
             "errors": c.errors,
-            "queued": len(self._queue),
-            "health": self._writer.state,
+            "queued": len(queue),
+            "in_flight": self.handoff.ready_events,
+            "replay_lag_events": backlog,
+            "oldest_unwritten_age_s": round(time.time() - min(oldest), 3) if oldest else 0.0,
+            "spool_segments": segments,
+            "spool_bytes": spool_bytes,
+            "health": self._shipper.state,
             "spool_dir": str(self.spool.root),
         }
 
     @property
     def health(self) -> str:
-        return self._writer.state
+        return self._shipper.state
 
     def __enter__(self) -> Self:
         return self
@@ -223,6 +356,11 @@ class TraceSink:
 # Strong references: a sink the application dropped without close() must still be flushed at
 # exit (its writer thread is a daemon and would be killed with its queue).
 _live: set[TraceSink] = set()
+
+
+def _close_all_on_sigterm() -> None:
+    for sink in list(_live):
+        sink.close(timeout=5.0)  # the spool first, then at most 5 s for the database
 
 
 @atexit.register

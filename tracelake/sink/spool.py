@@ -117,10 +117,15 @@ class Spool:
             self._lock_fd = None
 
     # -- writing -----------------------------------------------------------------------
-    def append(self, kind: Kind, items: list[NewEvent] | list[QuarantineItem]) -> None:
-        """Write one record and fsync it; returns only when it is on disk."""
+    @property
+    def current(self) -> Path | None:
+        """The segment being written (None when sealed)."""
+        return self._segment if self._fd is not None else None
+
+    def append(self, kind: Kind, items: list[NewEvent] | list[QuarantineItem]) -> Path | None:
+        """Write one record and fsync it; returns (the segment) only when it is on disk."""
         if not items:
-            return
+            return None
         assert self.owner is not None, "Spool.open() first"
         data = encode(kind, items)
         if self._fd is None or self._size + len(data) > self.max_segment_bytes:
@@ -137,6 +142,7 @@ class Spool:
                 os.ftruncate(self._fd, start)
             raise
         self._size += len(data)
+        return self._segment
 
     def _rotate(self) -> None:
         assert self.owner is not None
@@ -239,6 +245,17 @@ def status(root: Path) -> dict[str, Any]:
         "oldest": min((s.stat().st_mtime for s in segments), default=None),
         "corrupt": len(list(Path(root).glob("*/seg-*.corrupt"))) if Path(root).is_dir() else 0,
     }
+
+
+def usage(root: Path) -> tuple[int, int]:
+    """(segments, bytes) waiting in a spool folder: a directory listing, no reading."""
+    segments = total = 0
+    with contextlib.suppress(OSError):
+        for seg in Path(root).glob("*/seg-*.jsonl"):
+            with contextlib.suppress(OSError):
+                total += seg.stat().st_size
+                segments += 1
+    return segments, total
 
 
 def _is_abandoned(owner: Path) -> bool:

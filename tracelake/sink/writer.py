@@ -1,11 +1,10 @@
-"""The sink's background writer: snapshot, scrub, write ahead to the spool, append, replay.
+"""The sink's spool writer: snapshot, scrub, and write each batch to the fsync'd spool.
 
-Every batch the writer takes from the queue is scrubbed and then written to the spool (fsync)
-*before* the database is tried: once an event has left the in-memory queue it is on disk, so
-neither a database outage, a hung connection nor a kill after ``close()`` can lose it. While the
-database is healthy the spool is only a write-ahead log (records are acknowledged and the
-segment is deleted); when an append fails the sink is *degraded*: new batches only go to the
-spool, and the writer replays the spool in order (with backoff) until the database takes it.
+This thread never talks to the database (see :mod:`tracelake.sink.shipper`): every batch it
+takes from the in-memory queue is on disk within the flush interval whatever the database does,
+then handed to the shipper. When the spool cannot be written (a full disk) batches go to the
+shipper in memory and reach the database at its speed; only when both refuse do they wait here,
+and ``record()`` applies the sink's ``on_full`` policy once the queue is full.
 """
 
 from __future__ import annotations
@@ -24,15 +23,15 @@ from typing import TYPE_CHECKING, Any
 from tracelake.contracts import InboundEvent, classify_object, to_jsonable
 from tracelake.errors import ContractError
 from tracelake.pipeline import new_event, quarantine_item, safe_identifier, scrub
+from tracelake.sink.handoff import Batch, Handoff
 from tracelake.sink.spool import Spool, SpoolCorruptError
 from tracelake.store import NewEvent, QuarantineItem, Store
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber
+    from tracelake.sink.shipper import Shipper
 
 log = logging.getLogger("tracelake.sink")
-
-HEALTHY, DEGRADED, CLOSED = "healthy", "degraded", "closed"
 
 
 @dataclass(slots=True)
@@ -49,35 +48,39 @@ class Item:
 class Counters:
     recorded: int = 0
     written: int = 0
-    spooled: int = 0
+    spooled: int = 0  # events the database did not take live: kept in the spool, replayed
     replayed: int = 0
+    duplicates: int = 0
     quarantined: int = 0
-    dropped: int = 0  # stays 0: nothing is ever dropped
+    dropped: int = 0  # at close, when neither the spool nor the database took a batch
     errors: int = 0
+
+
+Prepared = tuple[list[NewEvent], list[QuarantineItem], float]
 
 
 class Writer:
     def __init__(
         self,
-        store: Store,
         scrubber: Scrubber,
         key: bytes,
         spool: Spool,
         queue: deque[Item],
         counters: Counters,
+        handoff: Handoff,
+        shipper: Shipper,
         *,
         max_depth: int,
         batch_size: int,
         flush_interval: float,
-        retry_max: float,
         new_run_id: Callable[[], str],
     ) -> None:
-        self.store, self.scrubber, self.key, self.spool = store, scrubber, key, spool
+        self.scrubber, self.key, self.spool = scrubber, key, spool
         self.queue, self.counters = queue, counters
+        self.handoff, self.shipper = handoff, shipper
         self.max_depth, self.batch_size = max_depth, batch_size
-        self.flush_interval, self.retry_max = flush_interval, retry_max
+        self.flush_interval = flush_interval
         self.new_run_id = new_run_id
-        self.state = HEALTHY
         self.wake = threading.Event()
         self.stopping = False
         self.halt = False  # set by close() when its timeout ran out
@@ -85,18 +88,16 @@ class Writer:
         self._ids = itertools.count(1)
         self._id_prefix = uuid.uuid4().hex[:16]
         self._bare_run: str | None = None
-        self._unacked = 0  # spool records written ahead and not yet appended
-        self._durable = True  # False while the spool cannot be written
+        self._spool_ok = True
+        self._spool_retry_at = 0.0
         self._safe_ids: dict[str, str] = {}
-        self.pending: deque[tuple[list[NewEvent], list[QuarantineItem]]] = deque()
-        self._retry_at = 0.0
-        self._backoff = 0.5
+        self.pending: deque[Prepared] = deque()
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
-        self._replay()  # spools left by sinks that are gone
         while not self.halt:
             self.idle.clear()
+            self.shipper.check_overrun()
             try:
                 self._step()
             except Exception as exc:  # noqa: BLE001 - the writer must survive anything
@@ -104,18 +105,17 @@ class Writer:
                 log.error(  # no traceback: an exception's text could carry event data
                     "tracelake sink writer error (%s: %s); continuing",
                     type(exc).__name__,
-                    self._safe_error(exc),
+                    self.safe_error(exc),
                 )
             if self.stopping and not self.queue and not self.pending:
-                self._finish()
                 self.idle.set()
                 return
             if not self.queue and not self.pending:
                 self.idle.set()
                 self.wake.wait(self.flush_interval)
                 self.wake.clear()
-            elif self.pending and not self._durable:  # neither disk nor database: wait a bit
-                self.wake.wait(min(self._backoff, 1.0))
+            elif self.pending:  # neither the spool nor the database takes it now: wait a bit
+                self.wake.wait(min(0.05, self.flush_interval))
                 self.wake.clear()
 
     def _step(self) -> None:
@@ -123,17 +123,45 @@ class Writer:
             batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
             self.counters.recorded += len(batch)  # counted here: one thread, exact
             self.pending.append(self.prepare(batch))
-        # A prepared batch leaves memory only once it is durable (spooled or appended); if
-        # neither the spool nor the database takes it, it waits here and is tried again.
-        while self.pending and (self._durable or time.monotonic() >= self._retry_at):
-            if not self._deliver(*self.pending[0]):
-                break
+        # A prepared batch leaves memory once it is in the spool or with the shipper.
+        while self.pending and self._deliver(*self.pending[0]):
             self.pending.popleft()
-        if self.state == DEGRADED and time.monotonic() >= self._retry_at:
-            self._replay()
+
+    def _deliver(self, events: list[NewEvent], bad: list[QuarantineItem], oldest: float) -> bool:
+        h = self.handoff
+        if self._spool_ok or time.monotonic() >= self._spool_retry_at:
+            try:
+                with h.lock:
+                    seg = self.spool.append("events", events)
+                    qseg = self.spool.append("quarantine", bad)
+                    batch = Batch(events, bad, seg or qseg, bool(events) + bool(bad), oldest)
+                    if not h.push(batch):
+                        self.counters.spooled += len(events)
+            except Exception as exc:  # noqa: BLE001 - a full or broken disk
+                self._spool_failed(exc)
+            else:
+                if not self._spool_ok:
+                    self._spool_ok = True
+                    log.warning(
+                        "tracelake sink: the spool at %s is writable again", self.spool.root
+                    )
+                return True
+        with h.lock:  # straight through to the database, at its speed
+            return h.push(Batch(events, bad, None, 0, oldest))
+
+    def _spool_failed(self, exc: BaseException) -> None:
+        if self._spool_ok:
+            log.error(
+                "tracelake sink cannot write its spool at %s (%s); writing straight to the "
+                "database while it is full",
+                self.spool.root,
+                self.safe_error(exc),
+            )
+        self._spool_ok = False
+        self._spool_retry_at = time.monotonic() + 1.0
 
     # -- snapshot + scrub --------------------------------------------------------------
-    def prepare(self, batch: list[Item]) -> tuple[list[NewEvent], list[QuarantineItem]]:
+    def prepare(self, batch: list[Item]) -> Prepared:
         """Snapshot and scrub each item; an item that cannot be made into an event is
         quarantined on its own (with its reason), never taking the batch down with it."""
         events: list[NewEvent] = []
@@ -161,7 +189,7 @@ class Writer:
             except Exception as exc:  # noqa: BLE001 - e.g. a __str__ or to_dict() that raises
                 detail = f"{type(exc).__name__} while taking a snapshot of the event"
                 bad.append(self._quarantined(item, "unreadable_event", detail, now))
-        return events, bad
+        return events, bad, batch[0].recorded_at if batch else time.time()
 
     def _quarantined(self, item: Item, reason: str, detail: str, now: datetime) -> QuarantineItem:
         return quarantine_item(
@@ -192,7 +220,9 @@ class Writer:
             try:
                 inbound = classify_object(item.event, self.max_depth)
                 break
-            except RuntimeError:  # the caller changed a dict while we copied it: try again
+            except RuntimeError as exc:  # the caller changed a dict while we copied it: again
+                if "during iteration" not in str(exc):
+                    raise  # e.g. a to_dict() that raises RuntimeError: unreadable, not unstable
                 if attempt == 2:
                     raise ContractError(
                         "unstable_object", "the event changed while it was copied"
@@ -212,94 +242,12 @@ class Writer:
             self._bare_run = self.new_run_id()
         return self._bare_run
 
-    # -- durable delivery --------------------------------------------------------------
-    def _deliver(self, events: list[NewEvent], bad: list[QuarantineItem]) -> bool:
-        """Make one prepared batch durable: True once it is spooled or appended."""
-        ahead = self._write_ahead(events, bad)
-        if self.state == DEGRADED and ahead:
-            self.counters.spooled += len(events)
-            return True
-        try:
-            if events:
-                result = self.store.appender.append(events)
-                self.counters.written += result.appended + result.duplicates
-                self.counters.quarantined += len(result.conflicts) + result.rejected
-            if bad:
-                self.store.quarantine.add(bad)
-                self.counters.quarantined += len(bad)
-        except Exception as exc:  # noqa: BLE001 - any failure: keep it in the spool
-            self._degrade(exc)
-            if ahead:
-                self.counters.spooled += len(events)
-            return bool(ahead)
-        if ahead:
-            self._unacked -= ahead
-            if self._unacked == 0:
-                self.spool.discard_current()
-        return True
-
-    def _write_ahead(self, events: list[NewEvent], bad: list[QuarantineItem]) -> int:
-        """Spool the batch; the number of records written, or 0 when the spool failed."""
-        try:
-            self.spool.append("events", events)
-            self.spool.append("quarantine", bad)
-        except Exception as exc:  # noqa: BLE001 - a full or broken disk: try the database alone
-            if self._durable:
-                log.error(
-                    "tracelake sink cannot write its spool at %s (%s); writing to the database "
-                    "without it",
-                    self.spool.root,
-                    self._safe_error(exc),
-                )
-            self._durable = False
-            self._retry_at = time.monotonic() + self._backoff
-            return 0
-        self._durable = True
-        written = bool(events) + bool(bad)
-        self._unacked += written
-        return written
-
-    def _safe_error(self, exc: BaseException) -> str:
+    def safe_error(self, exc: BaseException) -> str:
         """An exception's first line, scrubbed: log lines are a path to disk too."""
         try:
             return self.scrubber.scrub_text(_short(exc), max_len=200)
         except Exception:  # noqa: BLE001 - if even that fails, say only what kind it was
             return type(exc).__name__
-
-    def _degrade(self, exc: BaseException) -> None:
-        self._retry_at = time.monotonic() + self._backoff
-        self._backoff = min(self._backoff * 2, self.retry_max)
-        if self.state != DEGRADED:
-            self.state = DEGRADED
-            log.warning(
-                "tracelake sink degraded: the database refused a write (%s); events go to the "
-                "spool at %s and are replayed when it is back",
-                self._safe_error(exc),
-                self.spool.root,
-            )
-
-    def _replay(self) -> None:
-        self.spool.seal()
-        try:
-            done = replay(self.spool, self.store)
-        except Exception as exc:  # noqa: BLE001 - still down: stay degraded, try again later
-            self._degrade(exc)
-            return
-        self.counters.replayed += done.appended
-        self.counters.written += done.appended + done.duplicates
-        self.counters.quarantined += done.quarantined
-        self._unacked = 0
-        self._backoff = 0.5
-        if self.state == DEGRADED:
-            self.state = HEALTHY
-            log.warning("tracelake sink recovered: the spool was replayed into the database")
-
-    def _finish(self) -> None:
-        if self.state == DEGRADED:
-            self._replay()  # one last try; what stays is replayed by the next sink
-        self.spool.seal()
-        if self._unacked == 0:
-            self.spool.discard_all_mine()
 
 
 @dataclass(slots=True)

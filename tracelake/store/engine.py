@@ -54,18 +54,32 @@ def dialect_name(url: str) -> str:
         ) from None
 
 
-def create_engine(url: str, **kwargs: Any) -> Engine:
+def create_engine(url: str, *, bounded: float | None = None, **kwargs: Any) -> Engine:
+    """``bounded=<seconds>``: no database call may wait longer (connect timeout, statement and
+    lock timeouts, TCP keepalives on PostgreSQL; the busy timeout on SQLite). The sink uses it."""
     url = normalize_url(url)
     name = dialect_name(url)
     if name == "sqlite":
         _create_private(make_url(url).database)
         engine = sa.create_engine(url, **kwargs)
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, busy_ms=30000 if bounded is None else int(bounded * 1000))
         event.listen(engine, "handle_error", _on_error)
         return engine
     if name == "postgresql":
         kwargs.setdefault("pool_pre_ping", True)
-        kwargs.setdefault("connect_args", {}).setdefault("connect_timeout", 10)
+        connect_args = kwargs.setdefault("connect_args", {})
+        connect_args.setdefault("connect_timeout", 10)
+        if bounded is not None:
+            ms = max(1, int(bounded * 1000))
+            connect_args.update(
+                connect_timeout=max(2, round(bounded)),
+                keepalives=1,
+                keepalives_idle=max(1, round(bounded / 2)),
+                keepalives_interval=max(1, round(bounded / 6)),
+                keepalives_count=3,
+                tcp_user_timeout=ms,
+                options=f"-c statement_timeout={ms} -c lock_timeout={ms}",
+            )
         try:
             engine = sa.create_engine(url, **kwargs)
         except NoSuchModuleError as exc:
@@ -84,7 +98,7 @@ def _create_private(database: str | None) -> None:
         os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, busy_ms: int = 30000) -> None:
     """WAL, a busy timeout, and real transactions.
 
     pysqlite's own transaction handling begins lazily and never for SELECT, so a write could
@@ -98,7 +112,7 @@ def _configure_sqlite(engine: Engine) -> None:
     def _on_connect(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA busy_timeout = 30000")
+        cur.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
         if engine.url.database not in (None, "", ":memory:"):
             cur.execute("PRAGMA journal_mode = WAL")
             cur.execute("PRAGMA synchronous = NORMAL")

@@ -1,0 +1,60 @@
+"""SIGTERM (how docker, systemd and Kubernetes stop a service): flush, then behave as before.
+
+Python's default SIGTERM kills the process without running ``atexit``, so the sink's queue
+would be lost. The sink installs one handler (from the main thread, once per process) that
+closes every live sink (the queue goes to the spool; the database gets what it takes within
+``term_timeout``), then hands the signal on: to the handler that was installed before (chained,
+never swallowed), or, if that was the default, by restoring the default and re-raising it, so
+the process still dies of SIGTERM with the exit status its supervisor expects. A process that
+ignored SIGTERM keeps ignoring it (after the flush).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+log = logging.getLogger("tracelake.sink")
+
+_installed = False
+_previous: Any = signal.SIG_DFL
+_closers: list[Callable[[], None]] = []
+
+
+def install(close_all: Callable[[], None]) -> bool:
+    """Install the SIGTERM handler once; False when it cannot be (not the main thread)."""
+    global _installed, _previous
+    if _installed:
+        return True
+    if threading.current_thread() is not threading.main_thread():
+        log.info("tracelake sink: not in the main thread; SIGTERM is not intercepted")
+        return False
+    try:
+        _previous = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # embedded interpreters without signals
+        return False
+    _closers.append(close_all)
+    _installed = True
+    return True
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    for close in list(_closers):
+        try:
+            close()
+        except Exception:
+            log.exception("tracelake sink: flushing on SIGTERM failed")
+    previous = _previous
+    if callable(previous):
+        previous(signum, frame)
+    elif previous == signal.SIG_IGN:
+        return
+    else:  # SIG_DFL (or unknown, installed from C): die of SIGTERM as before
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
