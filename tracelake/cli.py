@@ -27,8 +27,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from tracelake import __version__
-from tracelake import lifecycle_cli
+from tracelake import __version__, lifecycle_cli
 from tracelake.config import Settings
 from tracelake.console import (
     display_url,
