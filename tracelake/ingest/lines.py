@@ -151,13 +151,26 @@ def _salvage(inflater: Any, data: bytes) -> bytes:
     out: list[bytes] = []
     size = 0
     for start in range(0, len(data), 256):
+        before = inflater.copy()
         try:
             piece = inflater.decompress(data[start : start + 256], _CHUNK)
-        except zlib.error:
+        except zlib.error:  # the bad byte is in this piece: take it byte by byte up to it
+            out.append(_bytewise(before, data[start : start + 256]))
             break
         out.append(piece)
         size += len(piece)
         if size >= _CHUNK * 16 or inflater.unconsumed_tail:
+            break
+    return b"".join(out)
+
+
+def _bytewise(inflater: Any, data: bytes) -> bytes:
+    """Everything that inflates before the first byte zlib refuses."""
+    out: list[bytes] = []
+    for i in range(len(data)):
+        try:
+            out.append(inflater.decompress(data[i : i + 1]))
+        except zlib.error:
             break
     return b"".join(out)
 
