@@ -15,11 +15,14 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-from tracelake.scrub import engine
+from tracelake.scrub import engine, freetext
 
 # Entity sets each prefilter group unlocks. Cheap recognizers only (< ~70 us per string);
 # phone numbers are handled separately on windows (see _phone_spans).
-_DIGIT_ENTITIES = ("CREDIT_CARD", "KR_RRN", "KR_FRN", "KR_BRN", "KR_DRIVER_LICENSE")
+# KR_BRN and KR_DRIVER_LICENSE are not run: a bare 10- or 12-digit number is as often an
+# invoice or delivery number, and the fail-closed digit rule (freetext) replaces any long
+# digit run that no id label precedes.
+_DIGIT_ENTITIES = ("CREDIT_CARD", "KR_RRN", "KR_FRN")
 _GROUP_ENTITIES: dict[str, tuple[str, ...]] = {
     "email": ("EMAIL_ADDRESS",),
     "jwt": ("JWT",),
@@ -30,8 +33,9 @@ _GROUP_ENTITIES: dict[str, tuple[str, ...]] = {
     "phone": _DIGIT_ENTITIES,
     "digits": _DIGIT_ENTITIES,
     "passport": ("KR_PASSPORT",),
-    "hangul": ("KR_NAME", "KR_ADDRESS"),
+    "hangul": ("KR_ADDRESS",),
     "secret": ("SECRET",),
+    "urlcred": ("URL_CREDENTIAL",),
 }
 
 # Phone-number candidates: Korean (0xx / +82), international (+cc), North American.
@@ -58,12 +62,14 @@ PREFILTER = re.compile(
     r"|(?P<passport>(?<![A-Za-z0-9])[MmSsRrOoDd]\d{3}(?:[A-Za-z]\d{4}|\d{5})(?!\d))"
     r"|(?P<hangul>[가-힣]{2})"
     r"|(?P<secret>[A-Za-z0-9+/_-]{24,})"
+    r"|(?P<urlcred>://[^/\s:@]+:[^/\s@]*@)"
 )
 _PHONE_RE = re.compile(_PHONE)
 _SKIP_RE = re.compile(
-    # UUIDs, ISO dates/timestamps, and enum-like codes are known-safe shapes.
+    # UUIDs, recent ISO dates/timestamps, and enum-like codes are known-safe shapes (an old
+    # date may be a date of birth: the fail-closed pass judges it).
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-    r"|\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|20[2-3]\d-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|[a-z][a-z0-9]*(?:[._][a-z0-9]+){0,4}"
 )
 CACHE_SIZE = 65_536
@@ -134,12 +140,23 @@ def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
     if _SKIP_RE.fullmatch(text):
         return text, ()
     entities, phone = candidate_entities(text, allow_secret=allow_secret)
-    if not entities:
-        return text, ()
-    spans = engine.analyze(text, sorted(entities))
-    if phone:
-        spans.extend(_phone_spans(text))
-    return _redact(text, spans)
+    counts: Counts = ()
+    if entities:
+        spans = engine.analyze(text, sorted(entities))
+        if phone:
+            spans.extend(_phone_spans(text))
+        text, counts = _redact(text, spans)
+    if allow_secret:
+        text, more = freetext.close(text)
+    else:  # ids: names and known credential shapes only
+        text, more = freetext.close_id(text)
+    return text, _add(counts, more) if more else counts
+
+
+def _add(a: Counts, b: Counts) -> Counts:
+    total: Counter[str] = Counter(dict(a))
+    total.update(dict(b))
+    return tuple(sorted(total.items()))
 
 
 def _luhn_ok(digits: str) -> bool:

@@ -1,0 +1,303 @@
+"""The fail-closed pass over free text: keep what is known to be safe, replace the rest.
+
+Runs after the recognizers (:mod:`tracelake.scrub.detect`), on their output. Recall must
+not hinge on recognising every name, address or number format of every country, so:
+
+* **Digit runs** (digits joined by spaces, ``-``, ``.``, ``/``, parentheses, a leading ``+``,
+  an ``x123`` extension) of 7 or more digits are replaced, whatever the format: phone
+  numbers of any country, bank accounts, card numbers grouped or not, Luhn-valid or not,
+  national ids. Kept: runs of up to 6 digits (amounts, statuses, durations, postcodes),
+  runs inside an id with a letter prefix (``ORD-20260725-0001``, ``DLV240513871715``), runs
+  right after an id label (``송장번호 512345678901``, ``order no. 2026072512345``) unless a
+  personal-data word (계좌, card, phone, ...) is as close, and numbers that start with a
+  recent date (``20260725123456``).
+* **Dates** more than five years old, or next to a birth word (생년월일, born, DOB), are
+  replaced; recent dates (order, delivery, timestamps) are kept.
+* **IBANs** (shape, any country, spaced or not) and **provider API keys** (GitHub, Slack,
+  OpenAI, Stripe, Google, AWS) are replaced; so are URL credentials (``user:pass@``) and
+  query parameters whose name the key rules call a credential or person data.
+* **Hangul names and Korean addresses**: :mod:`tracelake.scrub.hangul`.
+* **Chinese and Japanese script** (Han, kana) is replaced run by run: names and addresses in
+  those scripts cannot be told from other words without a model.
+* **Capitalised words** (in text with spaces): a run of capitalised words with at least one
+  that is not on the allow-list of common English words (:mod:`tracelake.scrub.vocab`) is a
+  name, or an address when it holds a number, a street word or a postcode-like code
+  (``876 Jesse Drive Suite 012, West Kimberlyview, NJ 78456``). Lower-case words, ALL-CAPS
+  codes, camelCase and snake_case identifiers are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import UTC, datetime
+
+from tracelake.scrub import hangul
+from tracelake.scrub.keys import KeyClass, classify
+from tracelake.scrub.vocab import COMMON_WORDS, NAME_PARTICLES, STREET_WORDS
+
+Span = tuple[int, int, str]
+
+_THIS_YEAR = datetime.now(UTC).year
+RECENT_YEARS = 5
+
+# -- digits ---------------------------------------------------------------------------------
+_DIGIT_RUN = re.compile(
+    r"(?<![A-Za-z0-9_])(?<![A-Za-z][-_])(?<![A-Za-z]\.)"
+    r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?)?\d+"
+    r"(?:(?:\s?[-./]\s?|\s|\s?\(\d{1,4}\)\s?|\)\s?)\d+)*"
+    r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
+    r"(?![A-Za-z0-9_])"
+)
+_ID_LABEL = re.compile(
+    r"(?i:(?:주문|송장|운송장|배송|택배|상품|클레임|반품|교환|환불|결제|승인|영수증|거래|요청|접수|"
+    r"쿠폰|invoice|order|tracking|waybill|shipment|parcel|claim|delivery|refund|return|goods|"
+    r"product|item|sku|transaction|txn|receipt|reference|ref|request|ticket|case)"
+    r"\s*(?:번호|no\.?|number|num|id|#|code)?\s*[:#=]?\s*)$"
+)
+_PII_WORD = re.compile(
+    r"(?i:계좌|account|acct|iban|bank|은행|뱅크|카드|card|phone|tel\b|fax|mobile|전화|연락처|휴대폰|핸드폰|"
+    r"주민|외국인|passport|여권|ssn|national|면허|license|생년|birth)"
+)
+_DATE_PREFIX = re.compile(r"(20[1-3]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\d{2,}")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _digit_entity(run: str, digits: str, before: str) -> str:
+    if re.fullmatch(r"\d{6}\s?-\s?[1-8]\d{6}", run):
+        return "KR_RRN"
+    if 13 <= len(digits) <= 19 and _luhn(digits) and not run.startswith(("+", "(")):
+        return "CREDIT_CARD"
+    if _PII_WORD.search(before) and re.search(r"(?i:계좌|account|acct|bank|은행|뱅크)", before):
+        return "BANK_ACCOUNT"
+    if run.startswith(("+", "(")) or len(digits) <= 12:
+        return "PHONE_NUMBER"
+    return "NUMBER"
+
+
+def _digit_spans(text: str, out: list[Span]) -> None:
+    for match in _DIGIT_RUN.finditer(text):
+        run = match.group(0).rstrip(" -./")
+        digits = re.sub(r"\D", "", run)
+        if len(digits) < 7:
+            continue
+        start = match.start()
+        if _DATE_SHAPE.fullmatch(run):
+            continue  # a date or timestamp: the date rule decides
+        before = text[max(0, start - 24) : start]
+        if _DATE_PREFIX.fullmatch(digits) and digits == run:
+            continue  # an id that starts with a recent date
+        if _ID_LABEL.search(before[-16:]) and not _PII_WORD.search(before):
+            continue
+        out.append((start, start + len(run), _digit_entity(run, digits, before)))
+
+
+# -- dates ----------------------------------------------------------------------------------
+_MONTHS = (
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?|janvier|février|mars|avril|"
+    r"mai|juin|juillet|août|septembre|octobre|novembre|décembre|januar|februar|märz|juni|juli|"
+    r"oktober|dezember"
+)
+_DATE = re.compile(
+    r"(?<!\d)(?:(?P<y1>(?:19|20)\d{2})\s?[-/.년年]\s?(?:0?[1-9]|1[0-2])\s?[-/.월月]\s?"
+    r"(?:0?[1-9]|[12]\d|3[01])(?:\s?[일日])?"
+    r"|(?:0?[1-9]|[12]\d|3[01])[-/.](?:0?[1-9]|1[0-2])[-/.](?P<y2>(?:19|20)\d{2})"
+    r"|(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])/(?P<y3>(?:19|20)\d{2})"
+    rf"|(?i:(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?P<y4>(?:19|20)\d{{2}}))"
+    rf"|(?i:\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(?:{_MONTHS})\s+(?P<y5>(?:19|20)\d{{2}}))"
+    r"|(?P<y6>(?:19|20)\d{2})(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))(?!\d)"
+    r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
+_DATE_SHAPE = re.compile(
+    r"(?:19|20)\d{2}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)\d{2}"
+)
+_BIRTH = re.compile(
+    r"(?i:생년월일|생일|출생|birth|born|\bdob\b|d\.o\.b|geboren|geburt|naissance|\bné|誕生|生年月日|出生)"
+)
+
+
+def _date_spans(text: str, out: list[Span]) -> None:
+    for match in _DATE.finditer(text):
+        year = next(int(y) for y in match.group("y1", "y2", "y3", "y4", "y5", "y6") if y)
+        start, end = match.span()
+        if match.group("y6") and end - start == 8 and year >= _THIS_YEAR - RECENT_YEARS:
+            continue
+        near = text[max(0, start - 24) : min(len(text), end + 8)]
+        if _BIRTH.search(near):
+            out.append((start, end, "DATE_OF_BIRTH"))
+        elif year < _THIS_YEAR - RECENT_YEARS:
+            out.append((start, end, "DATE"))
+
+
+# -- IBANs, API keys, URL credentials -------------------------------------------------------
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:\s?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+_API_KEY = re.compile(
+    r"(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
+    r"sk_(?:live|test)_|rk_(?:live|test)_|pk_(?:live|test)_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
+    r"npm_|hf_|SG\.)[A-Za-z0-9_\-.]{12,}"
+)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
+
+
+def _credential_spans(text: str, out: list[Span]) -> None:
+    for match in _IBAN.finditer(text):
+        body = match.group(0).replace(" ", "")
+        if any(c.isalpha() for c in body[4:]) or len(body) >= 15:
+            out.append((match.start(), match.end(), "IBAN"))
+    for match in _API_KEY.finditer(text):
+        out.append((match.start(), match.end(), "API_KEY"))
+    if "://" in text:
+        for match in _URL_USERINFO.finditer(text):
+            out.append((match.end(1), match.end(), "URL_CREDENTIAL"))
+    if "=" in text:
+        for match in _QUERY_PARAM.finditer(text):
+            kclass, entity = classify(match.group(2))
+            if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
+                out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+
+
+# -- scripts --------------------------------------------------------------------------------
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006"
+_CJK = re.compile(
+    rf"(?:\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:[\s\d\-－A-Za-z]{{0,4}}[{_CJK_CHARS}]+)*"
+    rf"(?:\s?[A-Za-z]?\d{{1,7}})?"
+)
+_HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
+
+# A word: letters (any script but Hangul and CJK, which have their own passes), with inner
+# apostrophes, hyphens and dots (O'Neil, Jean-Pierre, B.Sc).
+_WORD = re.compile(
+    r"[^\W\d_\uac00-\ud7a3" + _CJK_CHARS + r"](?:[^\W_\uac00-\ud7a3" + _CJK_CHARS + r"]|['’.\-](?=[^\W\d_]))*"
+    r"|\d+|\[[A-Z][A-Z0-9_]*\]"
+)
+_GAP = re.compile(r"[\s,./#()\-–]*")
+_CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?")
+
+
+def _kind(word: str) -> str:
+    """anchor (unknown capitalised word), cap (common capitalised word), join (may sit
+    inside a name or an address), or stop."""
+    if word[0] == "[":
+        return "stop"
+    if word.isdigit():
+        return "join" if len(word) <= 6 else "stop"
+    first = word[0]
+    if first.isupper():
+        if word.isupper():
+            return "join" if _CODE.fullmatch(word) else "stop"
+        rest = word[1:].replace("'", "").replace("’", "").replace("-", "").replace(".", "")
+        if any(c.isupper() for c in rest) and not re.search(r"[-'’.][A-Z]", word):
+            if re.fullmatch(r"(?:Mc|Mac|O'|D'|Di|De|Le|La|Van|Von)[A-Z][a-z]+", word):
+                return "anchor"
+            return "stop"  # camelCase / PascalCase: an identifier
+        parts = [p for p in re.split(r"[-'’.]", word.lower()) if p]
+        return "cap" if parts and all(p in COMMON_WORDS for p in parts) else "anchor"
+    if _CODE.fullmatch(word):
+        return "join"
+    low = word.lower()
+    if low in NAME_PARTICLES or low in STREET_WORDS:
+        return "join"
+    return "stop"
+
+
+def _latin_spans(text: str, out: list[Span]) -> None:
+    words = list(_WORD.finditer(text))
+    i, n = 0, len(words)
+    while i < n:
+        if _kind(words[i].group(0)) != "anchor":
+            i += 1
+            continue
+        # grow left and right over joinable words separated by gaps
+        lo = hi = i
+        while lo > 0 and _kind(words[lo - 1].group(0)) in ("anchor", "cap", "join") and _GAP.fullmatch(
+            text[words[lo - 1].end() : words[lo].start()]
+        ):
+            lo -= 1
+        while hi + 1 < n and _kind(words[hi + 1].group(0)) in ("anchor", "cap", "join") and _GAP.fullmatch(
+            text[words[hi].end() : words[hi + 1].start()]
+        ):
+            hi += 1
+        members = [w.group(0) for w in words[lo : hi + 1]]
+        kinds = [_kind(w) for w in members]
+        # common capitalised words and particles at the edges are not part of the name
+        while lo < i and kinds[0] in ("cap",) or (lo < i and members[0].islower()):
+            lo += 1
+            members, kinds = members[1:], kinds[1:]
+        while hi > i and (kinds[-1] == "cap" or members[-1].islower()):
+            hi -= 1
+            members, kinds = members[:-1], kinds[:-1]
+        address = any(
+            m.isdigit() or m.lower() in STREET_WORDS or (m.isupper() and any(c.isdigit() for c in m))
+            for m in members
+        )
+        out.append((words[lo].start(), words[hi].end(), "ADDRESS" if address else "PERSON"))
+        i = hi + 1
+
+
+# -- the pass -------------------------------------------------------------------------------
+_HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
+_HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
+_TRIGGERS = re.compile(r"[=@]|://|gh|xox|sk|AKIA|AIza|[A-Z]{2}\d{2}")
+
+
+def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``."""
+    spans: list[Span] = []
+    if any(c.isdigit() for c in text):
+        _date_spans(text, spans)
+        if _HAS_DIGIT7.search(text):
+            _digit_spans(text, spans)
+    if _TRIGGERS.search(text):
+        _credential_spans(text, spans)
+    if hangul.HANGUL_RUN.search(text):
+        spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
+        if any(c.isdigit() for c in text):
+            spans.extend((a, b, "KR_ADDRESS") for a, b in hangul.address_spans(text))
+    if _HAS_CJK.search(text):
+        spans.extend((m.start(), m.end(), "CJK_TEXT") for m in _CJK.finditer(text))
+    if (" " in text or "\n" in text) and _HAS_UPPER_WORD.search(text):
+        _latin_spans(text, spans)
+    if not spans:
+        return text, ()
+    return redact(text, spans)
+
+
+def redact(text: str, spans: list[Span]) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """Replace *spans* (overlaps: the one starting first, then the longest, wins)."""
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    parts: list[str] = []
+    counts: Counter[str] = Counter()
+    pos = 0
+    for start, end, entity in spans:
+        if start < pos:
+            if end > pos:  # a partial overlap: extend the span already replaced
+                pos = end
+            continue
+        parts.append(text[pos:start])
+        parts.append(f"[{entity}]")
+        counts[entity] += 1
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts), tuple(sorted(counts.items()))
+
+
+def close_id(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """The pass for values under id keys: provider keys, URL credentials and Hangul names
+    only (ids are digit runs and codes by design)."""
+    spans: list[Span] = []
+    if _TRIGGERS.search(text):
+        _credential_spans(text, spans)
+        spans = [s for s in spans if s[2] != "IBAN"]
+    if hangul.HANGUL_RUN.search(text):
+        spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
+    if not spans:
+        return text, ()
+    return redact(text, spans)
