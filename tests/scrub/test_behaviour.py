@@ -168,9 +168,9 @@ def test_key_rules_are_separator_and_case_insensitive() -> None:
         assert classify(key)[0] is KeyClass.PERSON, key
     for key in ("mbrId", "custNo", "user_id", "X-User-Id", "xUserId", "session_id"):
         assert classify(key)[0] is KeyClass.PSEUDONYM, key
-    for key in ("tool", "task_name", "target_name", "field_name"):
+    for key in ("tool", "task_name", "target_name", "field_name", "orderNo", "invoice_number"):
         assert classify(key)[0] is KeyClass.SAFE_ID, key
-    for key in ("prompt_tokens", "completion_tokens_details", "orderNo", "goodsNm"):
+    for key in ("prompt_tokens", "completion_tokens_details", "goodsNm", "memo"):
         assert classify(key)[0] is KeyClass.PLAIN, key
 
 

@@ -176,14 +176,17 @@ _KR_MOBILE = re.compile(r"010\d{8}")
 _RRN = re.compile(r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[1-8]\d{6}")
 
 
-def detect_int(value: int) -> str | None:
+def detect_int(value: int, strict: bool = True) -> str | None:
     """Entity type of a phone, card or resident number stored as an integer, else ``None``.
 
     Argument coercion turns ``"01012345678"`` into ``1012345678``: the leading zero is lost,
-    so both the digits and the digits with a ``0`` prefix are checked.
+    so both the digits and the digits with a ``0`` prefix are checked. *strict* (values under
+    keys that do not name an id) fails closed: any other number of 8 to 15 digits is a
+    ``NUMBER`` (a phone of any country, an account) unless it reads as a Unix timestamp in
+    seconds or milliseconds or starts with a date (20260725..., YYYYMMDD itself included).
     """
     digits = str(abs(value))
-    if len(digits) < 9 or len(digits) > 19:
+    if len(digits) < 8 or len(digits) > 19:
         return None
     for candidate in (digits, "0" + digits):
         if _KR_MOBILE.fullmatch(candidate):
@@ -194,7 +197,18 @@ def detect_int(value: int) -> str | None:
         return "CREDIT_CARD"
     if re.fullmatch(r"82(?:1[016789]\d{7,8}|[2-6]\d{7,9})", digits):
         return "PHONE_NUMBER"  # +82 numbers stored as int
-    return None
+    if not strict or len(digits) > 15:
+        return None
+    magnitude = abs(value)
+    if 1_000_000_000 <= magnitude < 2_200_000_000 or 1_000_000_000_000 <= magnitude < 2_200_000_000_000:
+        return None  # a Unix timestamp (seconds, milliseconds)
+    if _DATE_INT.match(digits):
+        return None
+    return "NUMBER"
+
+
+# YYYYMMDD (2000-2039), alone or starting a longer id.
+_DATE_INT = re.compile(r"20[0-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:\d{2,})?$")
 
 
 def cache_info() -> str:

@@ -43,7 +43,7 @@ RECENT_YEARS = 5
 
 # -- digits ---------------------------------------------------------------------------------
 _DIGIT_RUN = re.compile(
-    r"(?<![A-Za-z0-9_])(?<![A-Za-z][-_])(?<![A-Za-z]\.)"
+    r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_./])"
     r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?)?\d+"
     r"(?:(?:\s?[-./]\s?|\s|\s?\(\d{1,4}\)\s?|\)\s?)\d+)*"
     r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
@@ -178,6 +178,7 @@ _WORD = re.compile(
     r"[^\W\d_\uac00-\ud7a3" + _CJK_CHARS + r"](?:[^\W_\uac00-\ud7a3" + _CJK_CHARS + r"]|['’.\-](?=[^\W\d_]))*"
     r"|\d+|\[[A-Z][A-Z0-9_]*\]"
 )
+_MILITARY_POST = frozenset({"PSC", "APO", "FPO", "DPO", "USNS", "USNV", "USS", "USCGC", "CMR", "UNIT"})
 _GAP = re.compile(r"[\s,./#()\-–]*")
 _CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?")
 
@@ -192,12 +193,16 @@ def _kind(word: str) -> str:
     first = word[0]
     if first.isupper():
         if word.isupper():
+            if word in _MILITARY_POST:
+                return "anchor"
             return "join" if _CODE.fullmatch(word) else "stop"
         rest = word[1:].replace("'", "").replace("’", "").replace("-", "").replace(".", "")
         if any(c.isupper() for c in rest) and not re.search(r"[-'’.][A-Z]", word):
             if re.fullmatch(r"(?:Mc|Mac|O'|D'|Di|De|Le|La|Van|Von)[A-Z][a-z]+", word):
                 return "anchor"
             return "stop"  # camelCase / PascalCase: an identifier
+        if word.lower().rstrip(".") in STREET_WORDS:
+            return "anchor"  # Street, Suite, Apt., Box, Flat, Studio, Rue ...
         parts = [p for p in re.split(r"[-'’.]", word.lower()) if p]
         return "cap" if parts and all(p in COMMON_WORDS for p in parts) else "anchor"
     if _CODE.fullmatch(word):
@@ -234,6 +239,14 @@ def _latin_spans(text: str, out: list[Span]) -> None:
         while hi > i and (kinds[-1] == "cap" or members[-1].islower()):
             hi -= 1
             members, kinds = members[:-1], kinds[:-1]
+        has_digit = any(m.isdigit() for m in members)
+        if not has_digit and all(
+            m.lower().rstrip(".") in STREET_WORDS or m in _MILITARY_POST
+            for m, k in zip(members, kinds, strict=True)
+            if k == "anchor"
+        ):
+            i = hi + 1  # "Box not found": a street word alone, without a number
+            continue
         address = any(
             m.isdigit() or m.lower() in STREET_WORDS or (m.isupper() and any(c.isdigit() for c in m))
             for m in members
@@ -251,23 +264,35 @@ _TRIGGERS = re.compile(r"[=@]|://|gh|xox|sk|AKIA|AIza|[A-Z]{2}\d{2}")
 def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``."""
     spans: list[Span] = []
+    counts: tuple[tuple[str, int], ...] = ()
+    has_hangul = hangul.HANGUL_RUN.search(text) is not None
+    if has_hangul or _HAS_CJK.search(text):
+        # addresses and CJK runs first: a name is judged by its neighbours, which must not
+        # be the words of an address
+        for a, b in hangul.address_spans(text) if has_hangul else ():
+            spans.append((a, b, "KR_ADDRESS"))
+        spans.extend((m.start(), m.end(), "CJK_TEXT") for m in _CJK.finditer(text))
+        if spans:
+            text, counts = redact(text, spans)
+            spans = []
     if any(c.isdigit() for c in text):
         _date_spans(text, spans)
         if _HAS_DIGIT7.search(text):
             _digit_spans(text, spans)
     if _TRIGGERS.search(text):
         _credential_spans(text, spans)
-    if hangul.HANGUL_RUN.search(text):
+    if has_hangul:
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
-        if any(c.isdigit() for c in text):
-            spans.extend((a, b, "KR_ADDRESS") for a, b in hangul.address_spans(text))
-    if _HAS_CJK.search(text):
-        spans.extend((m.start(), m.end(), "CJK_TEXT") for m in _CJK.finditer(text))
     if (" " in text or "\n" in text) and _HAS_UPPER_WORD.search(text):
         _latin_spans(text, spans)
     if not spans:
-        return text, ()
-    return redact(text, spans)
+        return text, counts
+    text, more = redact(text, spans)
+    if not counts:
+        return text, more
+    total = Counter(dict(counts))
+    total.update(dict(more))
+    return text, tuple(sorted(total.items()))
 
 
 def redact(text: str, spans: list[Span]) -> tuple[str, tuple[tuple[str, int], ...]]:

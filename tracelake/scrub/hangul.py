@@ -57,6 +57,12 @@ _SUFFIXES = sorted(
     reverse=True,
 )
 _SUFFIX_SET = frozenset(_SUFFIXES)
+# Provinces and metropolitan cities, which start with surname syllables (경상북도, 전라남도).
+_PLACE = re.compile(
+    r"(?:서울|부산|대구|인천|광주|대전|울산|세종)(?:특별|광역|특별자치)?시|"
+    r"(?:경상|전라|충청)(?:남|북)도|(?:강원|전북|제주)(?:특별자치)?도|경기도|"
+    r"(?:경북|경남|전남|충북|충남)(?:도)?$"
+)
 _HONORIFIC_SUFFIX = re.compile(r"(?:님|씨|고객|회원|귀하|선생)")
 _NEXT_HONORIFIC = re.compile(r"\s*(?:님|씨|고객|회원|귀하|선생님|앞|귀중)")
 _PERSON_LABEL = re.compile(
@@ -124,12 +130,16 @@ def _word_verdict(run: str) -> tuple[int, int]:
     strength 2 = a name without context, 1 = a name only with context."""
     words, given_names = _lexicon()
     best = (0, 0)
-    if run in words:
+    if _PLACE.match(run):
         return best
     for stem, suffix in _stems(run):
         surname = 2 if stem[:2] in KO_SURNAMES_2 and len(stem) >= 3 else 1
         given = stem[surname:]
-        if stem in words:
+        if stem in words or run in words:
+            # an ordinary word (이어폰, 주문자) that is also a name (이지원): with context only,
+            # and only when its given part reads as a given name
+            if len(given) == 2 and _given_like(given, given_names) and best[1] == 0:
+                best = (len(stem), 1)
             continue
         if len(given) == 1:  # 이준님: two syllables are a name only before an honorific
             if _HONORIFIC_SUFFIX.match(suffix) and best[1] == 0:
@@ -205,20 +215,25 @@ _TOKEN = re.compile(r"\S+")
 def address_spans(text: str) -> list[tuple[int, int]]:
     """Spans of Korean street addresses: two administrative units in a row, then on."""
     tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(text)]
-    words = [t.strip(_PUNCT) for _, t in tokens]
+    words = [_MARK if _MARK in t else t.strip(_PUNCT) for _, t in tokens]
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(tokens) - 1:
-        if not (_FIRST_UNIT.fullmatch(words[i]) and _SECOND_UNIT.fullmatch(words[i + 1])):
+        if words[i] == _MARK:  # an address a recognizer found: take what follows
+            j = i + 1
+        elif _FIRST_UNIT.fullmatch(words[i]) and (
+            _SECOND_UNIT.fullmatch(words[i + 1]) or words[i + 1] == _MARK
+        ):
+            j = i + 2
+        else:
             i += 1
             continue
-        j = i + 2
         while j < len(tokens) and words[j] and _ROADISH.fullmatch(words[j]):
             j += 1
         start = tokens[i][0] + tokens[i][1].index(words[i])
         last_start, last = tokens[j - 1]
         end = last_start + last.index(words[j - 1]) + len(words[j - 1])
-        if any(c.isdigit() for c in text[start:end]):  # an address ends in a number
+        if j > i + 1 and (any(c.isdigit() for c in text[start:end]) or _MARK in text[start:end]):
             spans.append((start, end))
             i = j
         else:
@@ -226,4 +241,5 @@ def address_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_MARK = "[KR_ADDRESS]"
 _PUNCT = "()[]{}<>,.;:!?\"'"
