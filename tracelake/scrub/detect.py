@@ -36,6 +36,7 @@ _GROUP_ENTITIES: dict[str, tuple[str, ...]] = {
     "hangul": ("KR_ADDRESS",),
     "secret": ("SECRET",),
     "urlcred": ("URL_CREDENTIAL",),
+    "iban": ("IBAN",),
 }
 
 # Phone-number candidates: Korean (0xx / +82), international (+cc), North American.
@@ -63,6 +64,7 @@ PREFILTER = re.compile(
     r"|(?P<hangul>[가-힣]{2})"
     r"|(?P<secret>[A-Za-z0-9+/_-]{24,})"
     r"|(?P<urlcred>://[^/\s:@]+:[^/\s@]*@)"
+    r"|(?P<iban>[A-Z]{2}\d{2}\s?[A-Z0-9]{4})"
 )
 _PHONE_RE = re.compile(_PHONE)
 _SKIP_RE = re.compile(
@@ -123,7 +125,7 @@ def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Counts]:
         if start < pos:  # overlaps a span already replaced (the longer one wins)
             continue
         out.append(text[pos:start])
-        out.append(f"[{entity}]")
+        out.append(f"[{freetext.MARKERS.get(entity, entity)}]")
         counts[entity] += 1
         pos = end
     out.append(text[pos:])
@@ -182,8 +184,10 @@ def detect_int(value: int, strict: bool = True) -> str | None:
     Argument coercion turns ``"01012345678"`` into ``1012345678``: the leading zero is lost,
     so both the digits and the digits with a ``0`` prefix are checked. *strict* (values under
     keys that do not name an id) fails closed: any other number of 8 to 15 digits is a
-    ``NUMBER`` (a phone of any country, an account) unless it reads as a Unix timestamp in
-    seconds or milliseconds or starts with a date (20260725..., YYYYMMDD itself included).
+    ``NUMBER`` (a phone of any country, an account) unless it starts with a date
+    (20260725..., YYYYMMDD itself included). A Unix timestamp is not told apart from a
+    phone number without its leading zero (1632960318 is both): under a key that says time
+    (``created_at``, ``ts``, ``expires``) it is kept, see :data:`keys.QUANTITY`.
     """
     digits = str(abs(value))
     if len(digits) < 8 or len(digits) > 19:
@@ -197,11 +201,8 @@ def detect_int(value: int, strict: bool = True) -> str | None:
         return "CREDIT_CARD"
     if re.fullmatch(r"82(?:1[016789]\d{7,8}|[2-6]\d{7,9})", digits):
         return "PHONE_NUMBER"  # +82 numbers stored as int
-    if not strict or len(digits) > 15:
+    if not strict:
         return None
-    magnitude = abs(value)
-    if 1_000_000_000 <= magnitude < 2_200_000_000 or 1_000_000_000_000 <= magnitude < 2_200_000_000_000:
-        return None  # a Unix timestamp (seconds, milliseconds)
     if _DATE_INT.match(digits):
         return None
     return "NUMBER"

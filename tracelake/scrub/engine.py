@@ -43,6 +43,9 @@ SESSION_COOKIE_RE = (
     r"csrftoken|xsrf-token|_csrf|remember_me|auth_token|access_token|refresh_token)"
     r"\s*[=:]\s*[^\s;,\"'&]{6,}"
 )
+# Any IBAN by its shape (country, check digits, 11-30 characters, spaced in fours or not):
+# checksums are not verified, so a mistyped IBAN is replaced too.
+IBAN_RE = r"(?-i)(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])"
 URL_CREDENTIAL_RE = r"(?<=://)[^/\s:@]+:[^/\s@]*@"
 LONG_HEX_RE = r"(?<![A-Za-z0-9])[A-Fa-f0-9]{32,}(?![A-Za-z0-9])"
 LONG_B64_RE = r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_-])"
@@ -112,6 +115,7 @@ def _build() -> Any:
         pattern("SESSION_COOKIE", SESSION_COOKIE_RE, 0.9),
         pattern("KR_ADDRESS", KR_ADDRESS_RE, 0.8),
         pattern("URL_CREDENTIAL", URL_CREDENTIAL_RE, 0.95),
+        pattern("IBAN", IBAN_RE, 0.9),
         _SecretRecognizer(
             supported_entity="SECRET",
             patterns=[Pattern("hex", LONG_HEX_RE, 0.7), Pattern("b64", LONG_B64_RE, 0.6)],

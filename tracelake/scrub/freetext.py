@@ -38,6 +38,17 @@ from tracelake.scrub.vocab import COMMON_WORDS, NAME_PARTICLES, STREET_WORDS
 
 Span = tuple[int, int, str]
 
+# The marker written in place of a value, where it differs from the entity counted in the
+# report: a name is ``[PERSON]`` and an address ``[ADDRESS]`` whatever their script, so that
+# goals which differ only in whose name they carry still make one query family.
+MARKERS = {
+    "KR_NAME": "PERSON",
+    "CJK_NAME": "PERSON",
+    "KR_ADDRESS": "ADDRESS",
+    "CJK_ADDRESS": "ADDRESS",
+    "KR_PASSPORT": "PASSPORT",
+}
+
 _THIS_YEAR = datetime.now(UTC).year
 RECENT_YEARS = 5
 
@@ -70,13 +81,28 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+_CONTEXT_ENTITY = (
+    (re.compile(r"(?i:계좌|account|acct|bank|은행|뱅크|예금)"), "BANK_ACCOUNT"),
+    (re.compile(r"(?i:카드|card|visa|master|amex)"), "CREDIT_CARD"),
+    (re.compile(r"(?i:passport|여권|旅券|パスポート|护照|護照)"), "PASSPORT"),
+    (re.compile(r"(?i:주민|외국인등록|rrn|ssn|national id)"), "KR_RRN"),
+    (re.compile(r"(?i:phone|tel|fax|mobile|call|전화|연락처|휴대폰|핸드폰|번호로)"), "PHONE_NUMBER"),
+)
+
+
 def _digit_entity(run: str, digits: str, before: str) -> str:
+    """The marker of a replaced digit run: the nearest context word decides, else its shape."""
+    best, where = "", -1
+    for pattern, entity in _CONTEXT_ENTITY:
+        for match in pattern.finditer(before):
+            if match.start() > where:
+                best, where = entity, match.start()
+    if best:
+        return best
     if re.fullmatch(r"\d{6}\s?-\s?[1-8]\d{6}", run):
         return "KR_RRN"
     if 13 <= len(digits) <= 19 and _luhn(digits) and not run.startswith(("+", "(")):
         return "CREDIT_CARD"
-    if _PII_WORD.search(before) and re.search(r"(?i:계좌|account|acct|bank|은행|뱅크)", before):
-        return "BANK_ACCOUNT"
     if run.startswith(("+", "(")) or len(digits) <= 12:
         return "PHONE_NUMBER"
     return "NUMBER"
@@ -147,7 +173,15 @@ _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
 
 
+_PASSPORT = re.compile(
+    r"(?i:passport|passeport|reisepass|pasaporte|여권|旅券|パスポート|护照|護照)[^A-Za-z0-9]{0,24}"
+    r"(?:(?:no|number|num|nr|n°|번호)\.?[^A-Za-z0-9]{0,4})?([A-Z0-9]{1,3}[ -]?\d[A-Z0-9]{4,10})"
+)
+
+
 def _credential_spans(text: str, out: list[Span]) -> None:
+    for match in _PASSPORT.finditer(text):
+        out.append((match.start(1), match.end(1), "PASSPORT"))
     for match in _IBAN.finditer(text):
         body = match.group(0).replace(" ", "")
         if any(c.isalpha() for c in body[4:]) or len(body) >= 15:
@@ -167,20 +201,32 @@ def _credential_spans(text: str, out: list[Span]) -> None:
 # -- scripts --------------------------------------------------------------------------------
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006"
 _CJK = re.compile(
-    rf"(?:\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:[\s\d\-－A-Za-z]{{0,4}}[{_CJK_CHARS}]+)*"
+    rf"(?:\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:(?:[\d\-－]{{1,6}}|\s|[A-Za-z])[{_CJK_CHARS}]+)*"
     rf"(?:\s?[A-Za-z]?\d{{1,7}})?"
 )
 _HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_ADDRESS = re.compile(r"[省市区區县縣镇鎮乡鄉村路街道巷弄号號楼樓座都府県郡町丁目番地]|\d")
+
+
+def _cjk_entity(run: str) -> str:
+    """A Han/kana run: an address when it has digits or address characters, a name when it
+    is short (2-4 characters, a space allowed: 林 京助), else CJK text."""
+    if _CJK_ADDRESS.search(run) and len(run) > 4:
+        return "CJK_ADDRESS"
+    if len(run.replace(" ", "")) <= 5:
+        return "CJK_NAME"
+    return "CJK_TEXT"
 
 # A word: letters (any script but Hangul and CJK, which have their own passes), with inner
 # apostrophes, hyphens and dots (O'Neil, Jean-Pierre, B.Sc).
 _WORD = re.compile(
+    r"[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*|"
     r"[^\W\d_\uac00-\ud7a3" + _CJK_CHARS + r"](?:[^\W_\uac00-\ud7a3" + _CJK_CHARS + r"]|['’.\-](?=[^\W\d_]))*"
     r"|\d+|\[[A-Z][A-Z0-9_]*\]"
 )
 _MILITARY_POST = frozenset({"PSC", "APO", "FPO", "DPO", "USNS", "USNV", "USS", "USCGC", "CMR", "UNIT"})
 _GAP = re.compile(r"[\s,./#()\-–]*")
-_CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?")
+_CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?|(?=[A-Za-z]*\d)[A-Za-z0-9]{1,5}")
 
 
 def _kind(word: str) -> str:
@@ -195,12 +241,19 @@ def _kind(word: str) -> str:
         if word.isupper():
             if word in _MILITARY_POST:
                 return "anchor"
+            letters = word.replace("-", "").replace("'", "").replace(".", "")
+            if all(p in COMMON_WORDS for p in re.split(r"[-'.]", word.lower()) if p):
+                return "cap"
+            if letters.isalpha() and len(letters) >= 2:
+                return "caps"  # LI CHIA-HU: a name only next to another name word
             return "join" if _CODE.fullmatch(word) else "stop"
         rest = word[1:].replace("'", "").replace("’", "").replace("-", "").replace(".", "")
         if any(c.isupper() for c in rest) and not re.search(r"[-'’.][A-Z]", word):
+            if not word.isascii():
+                return "anchor"  # GérardVille: code identifiers are ASCII
             if re.fullmatch(r"(?:Mc|Mac|O'|D'|Di|De|Le|La|Van|Von)[A-Z][a-z]+", word):
                 return "anchor"
-            return "stop"  # camelCase / PascalCase: an identifier
+            return "pascal"  # PascalCase: an identifier, unless inside a name or address
         if word.lower().rstrip(".") in STREET_WORDS:
             return "anchor"  # Street, Suite, Apt., Box, Flat, Studio, Rue ...
         parts = [p for p in re.split(r"[-'’.]", word.lower()) if p]
@@ -213,36 +266,61 @@ def _kind(word: str) -> str:
     return "stop"
 
 
+def _next_to(words: list[re.Match[str]], kinds: list[str], k: int, text: str, what: tuple[str, ...]) -> bool:
+    for j in (k - 1, k + 1):
+        if 0 <= j < len(words) and kinds[j] in what:
+            a, b = sorted((j, k))
+            if _GAP.fullmatch(text[words[a].end() : words[b].start()]):
+                return True
+    return False
+
+
 def _latin_spans(text: str, out: list[Span]) -> None:
     words = list(_WORD.finditer(text))
-    i, n = 0, len(words)
+    n = len(words)
+    kinds = [_kind(w.group(0)) for w in words]
+    for k in range(n):  # an unknown ALL-CAPS word is a name word next to another one
+        if kinds[k] == "pascal":  # 32277 LemoineBourg, Sainte JulieVille: part of the place
+            kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("anchor", "join")) else "stop"
+    for k in range(n):
+        if kinds[k] == "caps":
+            near = [
+                j
+                for j in (k - 1, k + 1)
+                if 0 <= j < n
+                and kinds[j] in ("caps", "anchor")
+                and _GAP.fullmatch(text[words[min(j, k)].end() : words[max(j, k)].start()])
+            ]
+            kinds[k] = "anchor" if near else "stop"
+    kind_of = {w.start(): kind for w, kind in zip(words, kinds, strict=True)}
+    i = 0
     while i < n:
-        if _kind(words[i].group(0)) != "anchor":
+        if kinds[i] != "anchor":
             i += 1
             continue
         # grow left and right over joinable words separated by gaps
         lo = hi = i
-        while lo > 0 and _kind(words[lo - 1].group(0)) in ("anchor", "cap", "join") and _GAP.fullmatch(
+        while lo > 0 and kinds[lo - 1] in ("anchor", "cap", "join") and _GAP.fullmatch(
             text[words[lo - 1].end() : words[lo].start()]
         ):
             lo -= 1
-        while hi + 1 < n and _kind(words[hi + 1].group(0)) in ("anchor", "cap", "join") and _GAP.fullmatch(
+        while hi + 1 < n and kinds[hi + 1] in ("anchor", "cap", "join") and _GAP.fullmatch(
             text[words[hi].end() : words[hi + 1].start()]
         ):
             hi += 1
         members = [w.group(0) for w in words[lo : hi + 1]]
-        kinds = [_kind(w) for w in members]
+        run_kinds = [kind_of[w.start()] for w in words[lo : hi + 1]]
         # common capitalised words and particles at the edges are not part of the name
-        while lo < i and kinds[0] in ("cap",) or (lo < i and members[0].islower()):
+        while lo < i and (run_kinds[0] == "cap" or members[0].lower() in NAME_PARTICLES):
             lo += 1
-            members, kinds = members[1:], kinds[1:]
-        while hi > i and (kinds[-1] == "cap" or members[-1].islower()):
+            members, run_kinds = members[1:], run_kinds[1:]
+        while hi > i and (run_kinds[-1] == "cap" or members[-1].islower()):
             hi -= 1
-            members, kinds = members[:-1], kinds[:-1]
+            members, run_kinds = members[:-1], run_kinds[:-1]
         has_digit = any(m.isdigit() for m in members)
         if not has_digit and all(
             m.lower().rstrip(".") in STREET_WORDS or m in _MILITARY_POST
-            for m, k in zip(members, kinds, strict=True)
+            for m, k in zip(members, run_kinds, strict=True)
             if k == "anchor"
         ):
             i = hi + 1  # "Box not found": a street word alone, without a number
@@ -258,7 +336,9 @@ def _latin_spans(text: str, out: list[Span]) -> None:
 # -- the pass -------------------------------------------------------------------------------
 _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
-_TRIGGERS = re.compile(r"[=@]|://|gh|xox|sk|AKIA|AIza|[A-Z]{2}\d{2}")
+_TRIGGERS = re.compile(
+    r"[=@]|://|gh|xox|sk|AKIA|ASIA|AIza|ya29|glpat|npm_|hf_|SG\.|[A-Z]{2}\d{2}|(?i:pass)|여권|旅券|パスポート|护照|護照"
+)
 
 
 def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
@@ -271,7 +351,9 @@ def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         # be the words of an address
         for a, b in hangul.address_spans(text) if has_hangul else ():
             spans.append((a, b, "KR_ADDRESS"))
-        spans.extend((m.start(), m.end(), "CJK_TEXT") for m in _CJK.finditer(text))
+        if any(c.isdigit() for c in text):
+            _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
+        spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
         if spans:
             text, counts = redact(text, spans)
             spans = []
@@ -307,7 +389,7 @@ def redact(text: str, spans: list[Span]) -> tuple[str, tuple[tuple[str, int], ..
                 pos = end
             continue
         parts.append(text[pos:start])
-        parts.append(f"[{entity}]")
+        parts.append(f"[{MARKERS.get(entity, entity)}]")
         counts[entity] += 1
         pos = end
     parts.append(text[pos:])

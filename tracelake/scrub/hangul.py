@@ -215,7 +215,7 @@ _TOKEN = re.compile(r"\S+")
 def address_spans(text: str) -> list[tuple[int, int]]:
     """Spans of Korean street addresses: two administrative units in a row, then on."""
     tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(text)]
-    words = [_MARK if _MARK in t else t.strip(_PUNCT) for _, t in tokens]
+    words = [_MARK if _MARK in t else t.strip(_PUNCT).replace("(", "").replace(")", "") for _, t in tokens]
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(tokens) - 1:
@@ -230,9 +230,11 @@ def address_spans(text: str) -> list[tuple[int, int]]:
             continue
         while j < len(tokens) and words[j] and _ROADISH.fullmatch(words[j]):
             j += 1
-        start = tokens[i][0] + tokens[i][1].index(words[i])
+        start = tokens[i][0] + len(tokens[i][1]) - len(tokens[i][1].lstrip(_PUNCT))
+        if words[i] == _MARK:
+            start = tokens[i][0] + tokens[i][1].index(_MARK)
         last_start, last = tokens[j - 1]
-        end = last_start + last.index(words[j - 1]) + len(words[j - 1])
+        end = last_start + len(last.rstrip(_PUNCT))
         if j > i + 1 and (any(c.isdigit() for c in text[start:end]) or _MARK in text[start:end]):
             spans.append((start, end))
             i = j
@@ -241,5 +243,5 @@ def address_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-_MARK = "[KR_ADDRESS]"
+_MARK = "[ADDRESS]"
 _PUNCT = "()[]{}<>,.;:!?\"'"

@@ -152,7 +152,8 @@ QUANTITY = re.compile(
     r"limit|max|min|seconds?$|secs?$|ms$|millis|minutes?$|mins?$|hours?$|days?$|^n[a-z]|num$|"
     r"retries|attempts|bytes|version|ver$|interval|window|remaining|used|total|rate|ttls$|"
     r"amount|amt$|price|cost|fee|qty|quantity|duration|elapsed|latency|offset|page|score|"
-    r"weight|height|width|percent|ratio|step|index|idx$|level|priority|epoch|timestamp|ts$"
+    r"weight|height|width|percent|ratio|step|index|idx$|level|priority|epoch|timestamp|ts$|"
+    r"time|date|at$|since|until|expires|exp$|iat$|nbf$|deadline|created|updated|modified"
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{0,127}")
 

@@ -50,11 +50,12 @@ COMMON_WORDS = frozenset(w for w in _EN.split() if "-" not in w)
 # Lower-case words that join the parts of a name or an address ("Anne de la Tour",
 # "12, rue de la Paix", "Flat 3, Baker lane").
 NAME_PARTICLES = frozenset(
-    "de la le du des da di del della van von der den ter zu bin ibn al el y e".split()
+    "de la le du des da di del della van von der den ter zu bin ibn al el y e ob am an im "
+    "sur sous lès les upon".split()
 )
 STREET_WORDS = frozenset(
     """rue avenue allée allee chemin boulevard bd impasse place quai route cours passage square
-    street st road rd lane ln drive dr court ct way avenue ave crescent close crossing grove
+    street st road rd lane ln drive court ct way avenue ave crescent close crossing grove
     park parks hill mews row terrace walk gardens green view villages village plaza suite apt
     unit flat studio floor fl po box strasse straße str weg gasse platz ring allee""".split()
 )
