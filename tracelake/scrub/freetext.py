@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from datetime import UTC, datetime
 
 from tracelake.scrub import hangul
@@ -149,21 +150,31 @@ _BIRTH = re.compile(
 )
 
 
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d")
+_OLD_BEFORE = _THIS_YEAR - RECENT_YEARS
+
+
 def _date_spans(text: str, out: list[Span]) -> None:
+    # Cheap gate: a date needs a year; recent years without a birth word are kept anyway.
+    years = [int(m.group(0)) for m in _YEAR.finditer(text)]
+    if not years:
+        return
+    birth = _BIRTH.search(text) is not None
+    if not birth and min(years) >= _OLD_BEFORE:
+        return
     for match in _DATE.finditer(text):
         year = next(int(y) for y in match.group("y1", "y2", "y3", "y4", "y5", "y6") if y)
         start, end = match.span()
-        if match.group("y6") and end - start == 8 and year >= _THIS_YEAR - RECENT_YEARS:
+        if match.group("y6") and end - start == 8 and year >= _OLD_BEFORE:
             continue
-        near = text[max(0, start - 24) : min(len(text), end + 8)]
-        if _BIRTH.search(near):
+        near = text[max(0, start - 24) : min(len(text), end + 8)] if birth else ""
+        if birth and _BIRTH.search(near):
             out.append((start, end, "DATE_OF_BIRTH"))
-        elif year < _THIS_YEAR - RECENT_YEARS:
+        elif year < _OLD_BEFORE:
             out.append((start, end, "DATE"))
 
 
 # -- IBANs, API keys, URL credentials -------------------------------------------------------
-_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:\s?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 _API_KEY = re.compile(
     r"(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
     r"sk_(?:live|test)_|rk_(?:live|test)_|pk_(?:live|test)_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
@@ -180,14 +191,12 @@ _PASSPORT = re.compile(
 
 
 def _credential_spans(text: str, out: list[Span]) -> None:
-    for match in _PASSPORT.finditer(text):
-        out.append((match.start(1), match.end(1), "PASSPORT"))
-    for match in _IBAN.finditer(text):
-        body = match.group(0).replace(" ", "")
-        if any(c.isalpha() for c in body[4:]) or len(body) >= 15:
-            out.append((match.start(), match.end(), "IBAN"))
-    for match in _API_KEY.finditer(text):
-        out.append((match.start(), match.end(), "API_KEY"))
+    if _PASSPORT_HINT.search(text):
+        for match in _PASSPORT.finditer(text):
+            out.append((match.start(1), match.end(1), "PASSPORT"))
+    if _API_HINT.search(text):
+        for match in _API_KEY.finditer(text):
+            out.append((match.start(), match.end(), "API_KEY"))
     if "://" in text:
         for match in _URL_USERINFO.finditer(text):
             out.append((match.end(1), match.end(), "URL_CREDENTIAL"))
@@ -196,6 +205,12 @@ def _credential_spans(text: str, out: list[Span]) -> None:
             kclass, entity = classify(match.group(2))
             if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
                 out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+
+
+_PASSPORT_HINT = re.compile(r"[Pp]ass|PASS|[Rr]eisepass|여권|旅券|パスポート|护照|護照")
+_API_HINT = re.compile(
+    r"gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|hf_|SG\."
+)
 
 
 # -- scripts --------------------------------------------------------------------------------
@@ -229,6 +244,7 @@ _GAP = re.compile(r"[\s,./#()\-–]*")
 _CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?|(?=[A-Za-z]*\d)[A-Za-z0-9]{1,5}")
 
 
+@lru_cache(maxsize=65536)
 def _kind(word: str) -> str:
     """anchor (unknown capitalised word), cap (common capitalised word), join (may sit
     inside a name or an address), or stop."""
@@ -279,6 +295,8 @@ def _latin_spans(text: str, out: list[Span]) -> None:
     words = list(_WORD.finditer(text))
     n = len(words)
     kinds = [_kind(w.group(0)) for w in words]
+    if "anchor" not in kinds and "caps" not in kinds:
+        return  # no unknown capitalised word (a PascalCase one alone is an identifier)
     for k in range(n):  # an unknown ALL-CAPS word is a name word next to another one
         if kinds[k] == "pascal":  # 32277 LemoineBourg, Sainte JulieVille: part of the place
             kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("anchor", "join")) else "stop"
@@ -334,30 +352,40 @@ def _latin_spans(text: str, out: list[Span]) -> None:
 
 
 # -- the pass -------------------------------------------------------------------------------
+_ADDRESS_HINT = re.compile(r"[시도군구동로길]\s|\[ADDRESS\]")
 _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
-    r"[=@]|://|gh|xox|sk|AKIA|ASIA|AIza|ya29|glpat|npm_|hf_|SG\.|[A-Z]{2}\d{2}|(?i:pass)|여권|旅券|パスポート|护照|護照"
+    r"[=]|://|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
+    r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照"
 )
+
+
+_DIGIT = re.compile(r"\d")
+_UPPER = re.compile(r"[^\W\d_a-z\uac00-\ud7a3\u3040-\u30ff\u3400-\u9fff]")
 
 
 def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``."""
     spans: list[Span] = []
     counts: tuple[tuple[str, int], ...] = ()
+    has_digit = _DIGIT.search(text) is not None
     has_hangul = hangul.HANGUL_RUN.search(text) is not None
-    if has_hangul or _HAS_CJK.search(text):
+    has_cjk = _HAS_CJK.search(text) is not None
+    if (has_hangul and _ADDRESS_HINT.search(text)) or has_cjk:
         # addresses and CJK runs first: a name is judged by its neighbours, which must not
         # be the words of an address
-        for a, b in hangul.address_spans(text) if has_hangul else ():
-            spans.append((a, b, "KR_ADDRESS"))
-        if any(c.isdigit() for c in text):
-            _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
-        spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
+        if has_hangul:
+            spans.extend((a, b, "KR_ADDRESS") for a, b in hangul.address_spans(text))
+        if has_cjk:
+            if has_digit:
+                _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
+            spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
         if spans:
             text, counts = redact(text, spans)
             spans = []
-    if any(c.isdigit() for c in text):
+            has_digit = _DIGIT.search(text) is not None
+    if has_digit:
         _date_spans(text, spans)
         if _HAS_DIGIT7.search(text):
             _digit_spans(text, spans)
@@ -365,7 +393,7 @@ def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         _credential_spans(text, spans)
     if has_hangul:
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
-    if (" " in text or "\n" in text) and _HAS_UPPER_WORD.search(text):
+    if (" " in text or "\n" in text) and _UPPER.search(text):
         _latin_spans(text, spans)
     if not spans:
         return text, counts
@@ -402,7 +430,6 @@ def close_id(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     spans: list[Span] = []
     if _TRIGGERS.search(text):
         _credential_spans(text, spans)
-        spans = [s for s in spans if s[2] != "IBAN"]
     if hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if not spans:

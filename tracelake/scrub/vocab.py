@@ -44,6 +44,10 @@ monday tuesday wednesday thursday friday saturday sunday january february march 
 october november december
 http https json xml html url uri get head options patch trace connect utf
 error exception warning traceback file line module
+cookie set bearer basic authorization content accept agent host origin referer location
+forwarded encoding length language control cache allow vary expect range etag www authenticate
+retry after proxy upgrade via warning strict transport security frame policy csrf xsrf
+api sdk cli ui id ip tls ssl dns tcp udp sql db os aws gcp azure s3 ec2 iam
 """
 COMMON_WORDS = frozenset(w for w in _EN.split() if "-" not in w)
 
