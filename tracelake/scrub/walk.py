@@ -124,12 +124,21 @@ class Walker:
         def replace(match: re.Match[str]) -> str:
             key, raw = match.group(1), match.group(2)
             kclass, entity = classify(key)
-            if kclass in (KeyClass.PLAIN, KeyClass.SAFE_ID):
-                return match.group(0)
             sub = f"{path}.{key}"
+            if kclass is KeyClass.PLAIN or kclass is KeyClass.SAFE_ID:
+                if raw[:1] != '"' and "." not in raw:  # an integer: the same check as parsed
+                    number = (
+                        self.keyed_number(key, int(raw), sub)
+                        if kclass is KeyClass.PLAIN
+                        else self.number(int(raw), sub, strict=False)
+                    )
+                    return f'"{key}": {json.dumps(number)}'
+                return match.group(0)
             if kclass is KeyClass.PSEUDONYM:
                 self.act("pseudonymized")
                 return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
+            if kclass is KeyClass.CREDENTIAL and raw[:1] != '"' and QUANTITY.search(normalize(key)):
+                return match.group(0)
             self.hit(sub, entity)
             return f'"{key}": "[{entity}]"'
 
