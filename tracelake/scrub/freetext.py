@@ -109,19 +109,24 @@ def _digit_entity(run: str, digits: str, before: str) -> str:
     return "NUMBER"
 
 
+_NON_DIGIT = re.compile(r"\D")
+
+
 def _digit_spans(text: str, out: list[Span]) -> None:
     for match in _DIGIT_RUN.finditer(text):
         run = match.group(0).rstrip(" -./")
-        digits = re.sub(r"\D", "", run)
+        if len(run) < 7:
+            continue
+        digits = _NON_DIGIT.sub("", run)
         if len(digits) < 7:
             continue
-        start = match.start()
+        if digits == run and _DATE_PREFIX.fullmatch(digits):
+            continue  # an id that starts with a recent date
         if _DATE_SHAPE.fullmatch(run):
             continue  # a date or timestamp: the date rule decides
+        start = match.start()
         before = text[max(0, start - 24) : start]
-        if _DATE_PREFIX.fullmatch(digits) and digits == run:
-            continue  # an id that starts with a recent date
-        if _ID_LABEL.search(before[-16:]) and not _PII_WORD.search(before):
+        if before and _ID_LABEL.search(before[-16:]) and not _PII_WORD.search(before):
             continue
         out.append((start, start + len(run), _digit_entity(run, digits, before)))
 
@@ -365,8 +370,19 @@ _DIGIT = re.compile(r"\d")
 _UPPER = re.compile(r"[^\W\d_a-z\uac00-\ud7a3\u3040-\u30ff\u3400-\u9fff]")
 
 
+# A code identifier: letters first, digit groups only after a letter or a separator that
+# follows one (ORD-20260725-0001, plan-commerce-3, call_7f3a): no fail-closed rule can fire
+# on it (digit runs glued to an id are kept, and it has no space, Hangul or CJK) except a
+# provider key, checked first.
+_ID_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.:/][A-Za-z0-9]+)*")
+
+
 def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``."""
+    if (len(text) < 7 and text.isascii() and " " not in text) or (
+        _ID_TOKEN.fullmatch(text) and not _API_HINT.search(text)
+    ):
+        return text, ()
     spans: list[Span] = []
     counts: tuple[tuple[str, int], ...] = ()
     has_digit = _DIGIT.search(text) is not None
