@@ -139,7 +139,9 @@ def main() -> None:
             f"leaks: {distinct} distinct planted values in {events} events"
         )
         print(f"{'':>11}passes (s): {' '.join(f'{t:.3f}' for t in passes[name])}")
-        print(f"{'':>11}CPU time of this process per pass (s): {' '.join(f'{t:.3f}' for t in cpu[name])}")
+        print(
+            f"{'':>11}CPU time of this process per pass (s): {' '.join(f'{t:.3f}' for t in cpu[name])}"
+        )
     print(f"ratio tracelake/baseline: {rate['tracelake'] / rate['baseline']:.2f}x")
     # On a shared machine the wall clock also counts time other processes held the CPU; the
     # process's own CPU time does not (both sides run in this one thread).

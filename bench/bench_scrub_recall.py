@@ -27,10 +27,10 @@ from pathlib import Path
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graph_tool_call.learning import normalize_query_family  # noqa: E402
+from graph_tool_call.learning import normalize_query_family
 
-from tests.corpora.pii import build_pii_corpus, leaked  # noqa: E402
-from tracelake.scrub import get_scrubber  # noqa: E402
+from tests.corpora.pii import build_pii_corpus, leaked
+from tracelake.scrub import get_scrubber
 
 
 def main() -> int:
@@ -54,11 +54,16 @@ def main() -> int:
     examples: dict[str, str] = {}
     for item in corpus.planted:
         hit = leaked(item, run_dumps[item.run])
-        for table, key in ((by_cat, item.category + (" (int)" if item.as_int else "")), (by_loc, item.locale)):
+        for table, key in (
+            (by_cat, item.category + (" (int)" if item.as_int else "")),
+            (by_loc, item.locale),
+        ):
             table[key][1] += 1
             table[key][0] += hit
         if hit:
-            examples.setdefault(item.category, item.value[:2] + "*" * max(0, len(item.value) - 4) + item.value[-2:])
+            examples.setdefault(
+                item.category, item.value[:2] + "*" * max(0, len(item.value) - 4) + item.value[-2:]
+            )
     total = len(corpus.planted)
     leaks = sum(v[0] for v in by_cat.values())
 
@@ -69,17 +74,14 @@ def main() -> int:
         kept[safe.kind] += safe.value in dumps[safe.event][0]
     families: dict[str, set[str]] = defaultdict(set)
     goals: Counter[str] = Counter()
-    for (tid, _), (_src, event), payload in zip(
-        corpus.goals,
-        [corpus.events[r[0]] for r in corpus.runs],
-        [payloads[r[0]] for r in corpus.runs],
-        strict=True,
-    ):
+    for (tid, _), payload in zip(corpus.goals, [payloads[r[0]] for r in corpus.runs], strict=True):
         families[tid].add(normalize_query_family(payload["goal"]))
         goals[tid] += 1
 
-    print(f"seed {seed}: {runs} runs, {len(corpus.events)} events, {total} planted values "
-          f"(corpus built in {built:.1f}s; scrubbed in {took:.1f}s = {len(corpus.events) / took:.0f} events/s)")
+    print(
+        f"seed {seed}: {runs} runs, {len(corpus.events)} events, {total} planted values "
+        f"(corpus built in {built:.1f}s; scrubbed in {took:.1f}s = {len(corpus.events) / took:.0f} events/s)"
+    )
     print(f"\nrecall: {total - leaks}/{total} = {100 * (total - leaks) / total:.2f}%")
     print(f"{'category':<26}{'planted':>8}{'leaked':>8}{'recall':>9}")
     for cat in sorted(by_cat):
@@ -92,11 +94,15 @@ def main() -> int:
         print(f"{loc:<26}{n:>8}{hit:>8}{100 * (n - hit) / n:>8.2f}%")
     retained = sum(kept.values())
     planted_safe = sum(seen.values())
-    print(f"\nsafe values retained: {retained}/{planted_safe} = {100 * retained / planted_safe:.2f}%")
+    print(
+        f"\nsafe values retained: {retained}/{planted_safe} = {100 * retained / planted_safe:.2f}%"
+    )
     for kind in sorted(seen):
         print(f"  {kind:<24}{kept[kind]:>6}/{seen[kind]:<6}")
-    print("\nquery families of scrubbed goals (graph-tool-call normalize_query_family): "
-          "goals -> families per template (1 = goals differing only in personal data group)")
+    print(
+        "\nquery families of scrubbed goals (graph-tool-call normalize_query_family): "
+        "goals -> families per template (1 = goals differing only in personal data group)"
+    )
     for tid in sorted(goals):
         fams = families[tid]
         print(f"  {tid:<22}{goals[tid]:>6} -> {len(fams):<4} e.g. {sorted(fams)[0]!r}")

@@ -24,9 +24,28 @@ from typing import Any
 from faker import Faker
 
 LOCALES = ("ko_KR", "en_US", "en_GB", "ja_JP", "zh_CN", "zh_TW", "de_DE", "fr_FR")
-BANKS = ["KB국민은행", "신한은행", "우리은행", "하나은행", "카카오뱅크", "농협은행", "토스뱅크", "IBK기업은행", "SC제일은행"]
+BANKS = [
+    "KB국민은행",
+    "신한은행",
+    "우리은행",
+    "하나은행",
+    "카카오뱅크",
+    "농협은행",
+    "토스뱅크",
+    "IBK기업은행",
+    "SC제일은행",
+]
 ACCOUNT_SHAPES = [(6, 2, 6), (4, 3, 6), (3, 6, 5), (4, 2, 7), (3, 4, 4, 2), (3, 3, 6), (3, 2, 6)]
-COMMERCE_WORDS = ["배송 조회", "환불 요청", "교환 신청", "주문 취소", "반품 접수", "결제 실패", "쿠폰 적용", "재고 확인"]
+COMMERCE_WORDS = [
+    "배송 조회",
+    "환불 요청",
+    "교환 신청",
+    "주문 취소",
+    "반품 접수",
+    "결제 실패",
+    "쿠폰 적용",
+    "재고 확인",
+]
 
 
 @dataclass(frozen=True)
@@ -56,10 +75,112 @@ class PiiCorpus:
 
 
 # -- romanised Korean names (Revised Romanization of the Hangul Faker draws) --------------------
-_INITIAL = ["g", "kk", "n", "d", "tt", "r", "m", "b", "pp", "s", "ss", "", "j", "jj", "ch", "k", "t", "p", "h"]
-_MEDIAL = ["a", "ae", "ya", "yae", "eo", "e", "yeo", "ye", "o", "wa", "wae", "oe", "yo", "u", "wo", "we", "wi", "yu", "eu", "ui", "i"]
-_FINAL = ["", "k", "k", "k", "n", "n", "n", "t", "l", "k", "m", "l", "l", "l", "p", "l", "m", "p", "p", "t", "t", "ng", "t", "t", "k", "t", "p", "t"]
-_SURNAME_RR = {"김": "Kim", "이": "Lee", "박": "Park", "최": "Choi", "정": "Jung", "강": "Kang", "조": "Cho", "윤": "Yoon", "장": "Jang", "임": "Lim", "한": "Han", "오": "Oh", "서": "Seo", "신": "Shin", "권": "Kwon", "황": "Hwang", "안": "Ahn", "송": "Song", "류": "Ryu", "전": "Jeon", "홍": "Hong", "고": "Ko", "문": "Moon", "양": "Yang", "손": "Son", "배": "Bae", "백": "Baek", "허": "Heo", "노": "Noh", "심": "Shim"}
+_INITIAL = [
+    "g",
+    "kk",
+    "n",
+    "d",
+    "tt",
+    "r",
+    "m",
+    "b",
+    "pp",
+    "s",
+    "ss",
+    "",
+    "j",
+    "jj",
+    "ch",
+    "k",
+    "t",
+    "p",
+    "h",
+]
+_MEDIAL = [
+    "a",
+    "ae",
+    "ya",
+    "yae",
+    "eo",
+    "e",
+    "yeo",
+    "ye",
+    "o",
+    "wa",
+    "wae",
+    "oe",
+    "yo",
+    "u",
+    "wo",
+    "we",
+    "wi",
+    "yu",
+    "eu",
+    "ui",
+    "i",
+]
+_FINAL = [
+    "",
+    "k",
+    "k",
+    "k",
+    "n",
+    "n",
+    "n",
+    "t",
+    "l",
+    "k",
+    "m",
+    "l",
+    "l",
+    "l",
+    "p",
+    "l",
+    "m",
+    "p",
+    "p",
+    "t",
+    "t",
+    "ng",
+    "t",
+    "t",
+    "k",
+    "t",
+    "p",
+    "t",
+]
+_SURNAME_RR = {
+    "김": "Kim",
+    "이": "Lee",
+    "박": "Park",
+    "최": "Choi",
+    "정": "Jung",
+    "강": "Kang",
+    "조": "Cho",
+    "윤": "Yoon",
+    "장": "Jang",
+    "임": "Lim",
+    "한": "Han",
+    "오": "Oh",
+    "서": "Seo",
+    "신": "Shin",
+    "권": "Kwon",
+    "황": "Hwang",
+    "안": "Ahn",
+    "송": "Song",
+    "류": "Ryu",
+    "전": "Jeon",
+    "홍": "Hong",
+    "고": "Ko",
+    "문": "Moon",
+    "양": "Yang",
+    "손": "Son",
+    "배": "Bae",
+    "백": "Baek",
+    "허": "Heo",
+    "노": "Noh",
+    "심": "Shim",
+}
 
 
 def _romanise(syllables: str) -> str:
@@ -131,7 +252,11 @@ class _Gen:
         return value
 
     def card(self, loc: str) -> str:
-        raw = str(self.fakers[loc].credit_card_number()) if self.rng.random() < 0.5 else self.digits(16)
+        raw = (
+            str(self.fakers[loc].credit_card_number())
+            if self.rng.random() < 0.5
+            else self.digits(16)
+        )
         if self.rng.random() < 0.7:
             raw = _luhn_fix(raw)
         if len(raw) == 16 and self.rng.random() < 0.6:
@@ -161,7 +286,10 @@ class _Gen:
         if kind == "github":
             return kind, self.rng.choice(["ghp_", "gho_", "ghs_", "github_pat_"]) + self.alnum(36)
         if kind == "slack":
-            return kind, f"xox{self.rng.choice('bpa')}-{self.digits(12)}-{self.digits(12)}-{self.alnum(24)}"
+            return (
+                kind,
+                f"xox{self.rng.choice('bpa')}-{self.digits(12)}-{self.digits(12)}-{self.alnum(24)}",
+            )
         if kind == "openai":
             return kind, self.rng.choice(["sk-", "sk-proj-"]) + self.alnum(48)
         if kind == "google":
@@ -174,9 +302,16 @@ class _Gen:
     def dob(self, loc: str) -> str:
         d = self.fakers[loc].date_of_birth(minimum_age=18, maximum_age=90)
         return self.rng.choice(
-            [d.isoformat(), d.strftime("%d/%m/%Y"), d.strftime("%B %d, %Y"), d.strftime("%Y.%m.%d"),
-             f"{d.year}년 {d.month}월 {d.day}일", f"{d.year}年{d.month}月{d.day}日", d.strftime("%d.%m.%Y")]
-        )  # fmt: skip
+            [
+                d.isoformat(),
+                d.strftime("%d/%m/%Y"),
+                d.strftime("%B %d, %Y"),
+                d.strftime("%Y.%m.%d"),
+                f"{d.year}년 {d.month}월 {d.day}일",
+                f"{d.year}年{d.month}月{d.day}日",
+                d.strftime("%d.%m.%Y"),
+            ]
+        )
 
 
 # -- the corpus ------------------------------------------------------------------------------
@@ -227,7 +362,9 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
         claim = f"CLM{g.digits(10)}"
         sku = f"SKU-{g.alnum(2, string.ascii_uppercase)}-{g.digits(4)}"
         legacy = int("2026" + f"{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}" + g.digits(5))
-        tool = rng.choice(["getOrderDetail", "refundOrder", "updateCustomer", "lookup_customer", "send_sms"])
+        tool = rng.choice(
+            ["getOrderDetail", "refundOrder", "updateCustomer", "lookup_customer", "send_sms"]
+        )
         status = rng.choice([400, 401, 403, 404, 409, 422, 429, 500, 502, 503])
         ttl = rng.choice([300, 900, 3600, 86400])
         duration = rng.randrange(5, 9000)
@@ -247,85 +384,206 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
         tid, goal = rng.choice(goal_templates)
         corpus.goals.append((tid, goal))
         pid = f"plan-{seed}-{r}"
-        meta = {"collection_id": "pii-eval", "customer_email": email, "request_id": f"req-{r}",
-                "notes": f"{name} / {kphone}", "contact": phone_int or 0}  # fmt: skip
-        note = rng.choice([
-            f"{kname} 고객 요청, 생년월일 {dob}",
-            f"customer {name} born {dob}, passport no. {passport}",
-            f"{kname}님 주민등록번호 {rrn}",
-            f"call {phone} or {kphone}",
-        ])  # fmt: skip
+        meta = {
+            "collection_id": "pii-eval",
+            "customer_email": email,
+            "request_id": f"req-{r}",
+            "notes": f"{name} / {kphone}",
+            "contact": phone_int or 0,
+        }
+        note = rng.choice(
+            [
+                f"{kname} 고객 요청, 생년월일 {dob}",
+                f"customer {name} born {dob}, passport no. {passport}",
+                f"{kname}님 주민등록번호 {rrn}",
+                f"call {phone} or {kphone}",
+            ]
+        )
         output = {
             "orderNo": order,
             "deliveryNo": dlv,
             "invoiceNo": invoice,
             "sku": sku,
+            "goodsNo": goods,
+            "claimNo": claim,
             "legacyOrderNo": legacy,
-            "customer": {"displayName": name, "shipTo": addr, "iban": iban, "lastLogin": {"ip": ip},
-                         "memo": f"card {card} / RRN {rrn}", "tags": [kname, words, phone]},  # fmt: skip
-            "history": [{"event": "delivered", "at": "2026-07-25T10:15:00+09:00", "by": name},
-                        {"event": "note", "text": f"{kname}님 {kaddr} 부재중"}],  # fmt: skip
+            "customer": {
+                "displayName": name,
+                "shipTo": addr,
+                "iban": iban,
+                "lastLogin": {"ip": ip},
+                "memo": f"card {card} / RRN {rrn}",
+                "tags": [kname, words, phone],
+            },
+            "history": [
+                {"event": "delivered", "at": "2026-07-25T10:15:00+09:00", "by": name},
+                {"event": "note", "text": f"{kname}님 {kaddr} 부재중"},
+            ],
             "token_ttl_s": ttl,
             "tokenCount": rng.randrange(10, 5000),
         }
         base = len(corpus.events)
         gtc = [
-            {"type": "plan.started", "plan_id": pid, "goal": goal, "step_count": 2, "stage": "runner",
-             "trace_metadata": meta},
-            {"type": "step.started", "plan_id": pid, "step_id": "s1", "tool": tool, "index": 1, "total": 2,
-             "stage": "runner", "trace_metadata": meta,
-             "args_resolved": {"customerName": name, "contactPhone": phone, "note": note, "accountNo": acct,
-                               "orderNo": order, "contact": phone_int, "recipients": [kname, email],
-                               "profile": {"address": {"line1": addr}, "comment": f"{name} prefers SMS"}}},
-            {"type": "step.completed", "plan_id": pid, "step_id": "s1", "tool": tool, "duration_ms": duration,
-             "output_size": 512, "stage": "runner", "trace_metadata": meta,
-             "output_preview": output if rng.random() < 0.6
-             else {"_preview": json.dumps(output, ensure_ascii=False)[:512], "_truncated": True}},
-            {"type": "step.failed", "plan_id": pid, "step_id": "s2", "tool": "chargeCard", "duration_ms": 40,
-             "stage": "runner", "trace_metadata": meta,
-             "error": {"kind": "tool", "exception_type": "HTTPError",
-                       "message": f"HTTP {status} for {email} at {path}?page=2&access_token={url_tok} "
-                                  f"(Authorization: Bearer {bearer}; Cookie: sessionid={cookie}) from {ip}"}},
-            {"type": "plan.aborted", "plan_id": pid, "failed_step": "s2", "total_duration_ms": duration + 40,
-             "stage": "runner", "trace_steps": [],
-             "error": {"kind": "tool", "exception_type": "HTTPError",
-                       "message": f"HTTP {status}: https://svc:{url_pw}@api.example.com{path} key={key}"},
-             "trace_metadata": meta},
-        ]  # fmt: skip
+            {
+                "type": "plan.started",
+                "plan_id": pid,
+                "goal": goal,
+                "step_count": 2,
+                "stage": "runner",
+                "trace_metadata": meta,
+            },
+            {
+                "type": "step.started",
+                "plan_id": pid,
+                "step_id": "s1",
+                "tool": tool,
+                "index": 1,
+                "total": 2,
+                "stage": "runner",
+                "trace_metadata": meta,
+                "args_resolved": {
+                    "customerName": name,
+                    "contactPhone": phone,
+                    "note": note,
+                    "accountNo": acct,
+                    "orderNo": order,
+                    "contact": phone_int,
+                    "recipients": [kname, email],
+                    "profile": {"address": {"line1": addr}, "comment": f"{name} prefers SMS"},
+                },
+            },
+            {
+                "type": "step.completed",
+                "plan_id": pid,
+                "step_id": "s1",
+                "tool": tool,
+                "duration_ms": duration,
+                "output_size": 512,
+                "stage": "runner",
+                "trace_metadata": meta,
+                "output_preview": output
+                if rng.random() < 0.6
+                else {"_preview": json.dumps(output, ensure_ascii=False)[:512], "_truncated": True},
+            },
+            {
+                "type": "step.failed",
+                "plan_id": pid,
+                "step_id": "s2",
+                "tool": "chargeCard",
+                "duration_ms": 40,
+                "stage": "runner",
+                "trace_metadata": meta,
+                "error": {
+                    "kind": "tool",
+                    "exception_type": "HTTPError",
+                    "message": f"HTTP {status} for {email} at {path}?page=2&access_token={url_tok} "
+                    f"(Authorization: Bearer {bearer}; Cookie: sessionid={cookie}) from {ip}",
+                },
+            },
+            {
+                "type": "plan.aborted",
+                "plan_id": pid,
+                "failed_step": "s2",
+                "total_duration_ms": duration + 40,
+                "stage": "runner",
+                "trace_steps": [],
+                "error": {
+                    "kind": "tool",
+                    "exception_type": "HTTPError",
+                    "message": f"HTTP {status}: https://svc:{url_pw}@api.example.com{path} key={key}",
+                },
+                "trace_metadata": meta,
+            },
+        ]
         for e in gtc:
             corpus.events.append(("graph_tool_call", e))
         for kind, value, offset in [
-            ("order_no", order, 2), ("delivery_no", dlv, 2), ("invoice_no", invoice, 2), ("sku", sku, 2),
-            ("tool", tool, 1), ("http_status", str(status), 3), ("url_path", path, 3),
-            ("duration_ms", str(duration), 2), ("token_ttl", str(ttl), 2), ("legacy_order_no", str(legacy), 2),
-        ]:  # fmt: skip
-            if kind in ("order_no", "delivery_no", "invoice_no", "sku", "token_ttl", "legacy_order_no") and (
-                "_truncated" in gtc[2]["output_preview"]
-            ):
+            ("goods_no", goods, 2),
+            ("claim_no", claim, 2),
+            ("order_no", order, 2),
+            ("delivery_no", dlv, 2),
+            ("invoice_no", invoice, 2),
+            ("sku", sku, 2),
+            ("tool", tool, 1),
+            ("http_status", str(status), 3),
+            ("url_path", path, 3),
+            ("duration_ms", str(duration), 2),
+            ("token_ttl", str(ttl), 2),
+            ("legacy_order_no", str(legacy), 2),
+        ]:
+            if kind in (
+                "order_no",
+                "delivery_no",
+                "invoice_no",
+                "sku",
+                "token_ttl",
+                "legacy_order_no",
+            ) and ("_truncated" in gtc[2]["output_preview"]):
                 continue  # a cut preview may drop the key
             corpus.safe.append(Safe(kind, value, base + offset))
         if tid in ("ko_address", "ko_orderer"):
             corpus.safe.append(Safe("commerce_words", "배송 조회", base))
 
         tid_al = f"pii:{seed}-{r}"
-        common = {"task_name": "support", "task_id": tid_al, "parent_task_id": None, "is_root": True}
-        delegate = {"task": rng.choice([
-            f"Write to {kname} <{email}> about {acct}",
-            f"Freeze card {card} for {name} (RRN {rrn}, phone {kphone})",
-            f"{kname} 고객에게 {bank} {acct} 환불 안내, 송장번호 {invoice}",
-        ]), "order": order}  # fmt: skip
+        common = {
+            "task_name": "support",
+            "task_id": tid_al,
+            "parent_task_id": None,
+            "is_root": True,
+        }
+        delegate = {
+            "task": rng.choice(
+                [
+                    f"Write to {kname} <{email}> about {acct}",
+                    f"Freeze card {card} for {name} (RRN {rrn}, phone {kphone})",
+                    f"{kname} 고객에게 {bank} {acct} 환불 안내, 송장번호 {invoice}",
+                ]
+            ),
+            "order": order,
+        }
         agent = [
             {"type": "agent_start", "payload": {**common, "kind": "agent_start"}},
-            {"type": "llm_start", "payload": {**common, "kind": "llm_start", "messages": [
-                {"role": "system", "content": "You are a support agent."},
-                {"role": "user", "content": f"{name} ({phone}, {addr}) wants a refund to {iban}; card {card}. "
-                                            f"토큰 {key}"}]}},
-            {"type": "tool_start", "payload": {**common, "kind": "tool_start", "tool_call": {
-                "id": f"call_{r}", "type": "function", "function": {
-                    "name": "delegate", "arguments": json.dumps(delegate, ensure_ascii=False)}}}},
-            {"type": "agent_end", "payload": {**common, "kind": "agent_end", "result": {
-                "final_output": f"{kname}님께 {kphone}로 재안내 필요합니다. 주문 {order} {words} 완료."}}},
-        ]  # fmt: skip
+            {
+                "type": "llm_start",
+                "payload": {
+                    **common,
+                    "kind": "llm_start",
+                    "messages": [
+                        {"role": "system", "content": "You are a support agent."},
+                        {
+                            "role": "user",
+                            "content": f"{name} ({phone}, {addr}) wants a refund to {iban}; card {card}. "
+                            f"토큰 {key}",
+                        },
+                    ],
+                },
+            },
+            {
+                "type": "tool_start",
+                "payload": {
+                    **common,
+                    "kind": "tool_start",
+                    "tool_call": {
+                        "id": f"call_{r}",
+                        "type": "function",
+                        "function": {
+                            "name": "delegate",
+                            "arguments": json.dumps(delegate, ensure_ascii=False),
+                        },
+                    },
+                },
+            },
+            {
+                "type": "agent_end",
+                "payload": {
+                    **common,
+                    "kind": "agent_end",
+                    "result": {
+                        "final_output": f"{kname}님께 {kphone}로 재안내 필요합니다. 주문 {order} {words} 완료."
+                    },
+                },
+            },
+        ]
         base = len(corpus.events)
         for e in agent:
             corpus.events.append(("agentlane", e))

@@ -113,13 +113,25 @@ def test_issue_over_redaction_classes(scrubber: Scrubber, text: str) -> None:
 
 
 def _event(args: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "step.started", "plan_id": "p", "step_id": "s", "tool": "t",
-            "args_resolved": args, "trace_metadata": {}}  # fmt: skip
+    return {
+        "type": "step.started",
+        "plan_id": "p",
+        "step_id": "s",
+        "tool": "t",
+        "args_resolved": args,
+        "trace_metadata": {},
+    }
 
 
 def test_quantities_under_token_keys_and_ids_under_id_keys_are_kept(scrubber: Scrubber) -> None:
-    args = {"token_ttl_s": 3600, "max_tokens": 512, "session_timeout_ms": 30000,
-            "invoiceNo": "512345678901", "deliveryNo": "DLV240513871715", "orderNo": 2026072512345}  # fmt: skip
+    args = {
+        "token_ttl_s": 3600,
+        "max_tokens": 512,
+        "session_timeout_ms": 30000,
+        "invoiceNo": "512345678901",
+        "deliveryNo": "DLV240513871715",
+        "orderNo": 2026072512345,
+    }
     out = scrubber.scrub_event("graph_tool_call", "step.started", _event(args)).payload
     assert out["args_resolved"] == args
 
@@ -140,7 +152,9 @@ def test_full_dump_holds_no_fresh_value(store: Store, scrubber: Scrubber) -> Non
     corpus = build_pii_corpus(runs=8, seed=random.SystemRandom().randrange(1, 2**31))
     lines = [json.dumps(e, ensure_ascii=False) for _, e in corpus.events]
     # bad lines carrying planted values into the quarantine
-    lines.append(json.dumps({"type": "plan.started", "goal": corpus.goals[0][1], "x": float("nan")}))
+    lines.append(
+        json.dumps({"type": "plan.started", "goal": corpus.goals[0][1], "x": float("nan")})
+    )
     lines.append("not json " + corpus.planted[0].value + " " + corpus.planted[5].value)
     report = ingest_bytes(store, ("\n".join(lines) + "\n").encode())
     assert report.quarantined_total == 2 and report.scrub_failed == 0

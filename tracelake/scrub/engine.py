@@ -327,7 +327,10 @@ def _glued(text: str, span: tuple[int, int, str]) -> bool:
     """A digit entity glued to letters is part of an id (DLV240513871715, ORD-2026...)."""
     start, end, entity = span
     return (
+        entity in _DIGIT_ENTITIES and _GLUED.search(text[max(0, start - 2) : start]) is not None
+    ) or (
         entity in _DIGIT_ENTITIES
-        and _GLUED.search(text[max(0, start - 2) : start]) is not None
-        or (entity in _DIGIT_ENTITIES and end < len(text) and text[end].isascii() and text[end].isalpha())
+        and end < len(text)
+        and text[end].isascii()
+        and text[end].isalpha()
     )

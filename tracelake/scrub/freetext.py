@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from tracelake.scrub import hangul
 from tracelake.scrub.keys import KeyClass, classify
@@ -87,7 +87,10 @@ _CONTEXT_ENTITY = (
     (re.compile(r"(?i:카드|card|visa|master|amex)"), "CREDIT_CARD"),
     (re.compile(r"(?i:passport|여권|旅券|パスポート|护照|護照)"), "PASSPORT"),
     (re.compile(r"(?i:주민|외국인등록|rrn|ssn|national id)"), "KR_RRN"),
-    (re.compile(r"(?i:phone|tel|fax|mobile|call|전화|연락처|휴대폰|핸드폰|번호로)"), "PHONE_NUMBER"),
+    (
+        re.compile(r"(?i:phone|tel|fax|mobile|call|전화|연락처|휴대폰|핸드폰|번호로)"),
+        "PHONE_NUMBER",
+    ),
 )
 
 
@@ -237,14 +240,21 @@ def _cjk_entity(run: str) -> str:
         return "CJK_NAME"
     return "CJK_TEXT"
 
+
 # A word: letters (any script but Hangul and CJK, which have their own passes), with inner
 # apostrophes, hyphens and dots (O'Neil, Jean-Pierre, B.Sc).
 _WORD = re.compile(
     r"[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*|"
-    r"[^\W\d_\uac00-\ud7a3" + _CJK_CHARS + r"](?:[^\W_\uac00-\ud7a3" + _CJK_CHARS + r"]|['’.\-](?=[^\W\d_]))*"
+    r"[^\W\d_\uac00-\ud7a3"
+    + _CJK_CHARS
+    + r"](?:[^\W_\uac00-\ud7a3"
+    + _CJK_CHARS
+    + r"]|['’.\-](?=[^\W\d_]))*"
     r"|\d+|\[[A-Z][A-Z0-9_]*\]"
 )
-_MILITARY_POST = frozenset({"PSC", "APO", "FPO", "DPO", "USNS", "USNV", "USS", "USCGC", "CMR", "UNIT"})
+_MILITARY_POST = frozenset(
+    {"PSC", "APO", "FPO", "DPO", "USNS", "USNV", "USS", "USCGC", "CMR", "UNIT"}
+)
 _GAP = re.compile(r"[\s,./#()\-–]*")
 _CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?|(?=[A-Za-z]*\d)[A-Za-z0-9]{1,5}")
 
@@ -287,7 +297,9 @@ def _kind(word: str) -> str:
     return "stop"
 
 
-def _next_to(words: list[re.Match[str]], kinds: list[str], k: int, text: str, what: tuple[str, ...]) -> bool:
+def _next_to(
+    words: list[re.Match[str]], kinds: list[str], k: int, text: str, what: tuple[str, ...]
+) -> bool:
     for j in (k - 1, k + 1):
         if 0 <= j < len(words) and kinds[j] in what:
             a, b = sorted((j, k))
@@ -323,12 +335,16 @@ def _latin_spans(text: str, out: list[Span]) -> None:
             continue
         # grow left and right over joinable words separated by gaps
         lo = hi = i
-        while lo > 0 and kinds[lo - 1] in ("anchor", "cap", "join") and _GAP.fullmatch(
-            text[words[lo - 1].end() : words[lo].start()]
+        while (
+            lo > 0
+            and kinds[lo - 1] in ("anchor", "cap", "join")
+            and _GAP.fullmatch(text[words[lo - 1].end() : words[lo].start()])
         ):
             lo -= 1
-        while hi + 1 < n and kinds[hi + 1] in ("anchor", "cap", "join") and _GAP.fullmatch(
-            text[words[hi].end() : words[hi + 1].start()]
+        while (
+            hi + 1 < n
+            and kinds[hi + 1] in ("anchor", "cap", "join")
+            and _GAP.fullmatch(text[words[hi].end() : words[hi + 1].start()])
         ):
             hi += 1
         members = [w.group(0) for w in words[lo : hi + 1]]
@@ -349,7 +365,9 @@ def _latin_spans(text: str, out: list[Span]) -> None:
             i = hi + 1  # "Box not found": a street word alone, without a number
             continue
         address = any(
-            m.isdigit() or m.lower() in STREET_WORDS or (m.isupper() and any(c.isdigit() for c in m))
+            m.isdigit()
+            or m.lower() in STREET_WORDS
+            or (m.isupper() and any(c.isdigit() for c in m))
             for m in members
         )
         out.append((words[lo].start(), words[hi].end(), "ADDRESS" if address else "PERSON"))

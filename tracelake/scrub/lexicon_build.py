@@ -44,9 +44,7 @@ def build() -> tuple[list[str], list[str]]:
         if not (2 <= len(form) <= 6 and _hangul(form)):
             continue
         (proper if str(morph.tag).startswith("NNP") else common).add(form)
-    words = sorted(
-        w for w in common if w[0] in KO_SURNAMES_1 or w[:2] in KO_SURNAMES_2
-    )
+    words = sorted(w for w in common if w[0] in KO_SURNAMES_1 or w[:2] in KO_SURNAMES_2)
     given = sorted(w for w in proper if len(w) == 2 and w not in common)
     return words, given
 

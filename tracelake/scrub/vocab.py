@@ -53,16 +53,14 @@ COMMON_WORDS = frozenset(w for w in _EN.split() if "-" not in w)
 
 # Lower-case words that join the parts of a name or an address ("Anne de la Tour",
 # "12, rue de la Paix", "Flat 3, Baker lane").
-NAME_PARTICLES = frozenset(
-    "de la le du des da di del della van von der den ter zu bin ibn al el y e ob am an im "
-    "sur sous lès les upon".split()
-)
-STREET_WORDS = frozenset(
-    """rue avenue allée allee chemin boulevard bd impasse place quai route cours passage square
+_PARTICLES = """de la le du des da di del della van von der den ter zu bin ibn al el y e ob am an im
+sur sous lès les upon"""
+NAME_PARTICLES = frozenset(_PARTICLES.split())
+_STREETS = """rue avenue allée allee chemin boulevard bd impasse place quai route cours passage square
     street st road rd lane ln drive court ct way avenue ave crescent close crossing grove
     park parks hill mews row terrace walk gardens green view villages village plaza suite apt
-    unit flat studio floor fl po box strasse straße str weg gasse platz ring allee""".split()
-)
+    unit flat studio floor fl po box strasse straße str weg gasse platz ring allee"""
+STREET_WORDS = frozenset(_STREETS.split())
 
 # Korean surnames: single syllables (the national census lists about 280 surnames; these
 # cover all but a few thousand people) and the two-syllable ones.
@@ -72,4 +70,6 @@ KO_SURNAMES_1 = frozenset(
     "경봉사부가복태목형피두감음빈동온호범좌팽승간상시갈단견당화창옹순빙종풍묵근야후점흥필뇌초"
     "저대환운곡판즙돈내수뢰교란자학궁평미삼십영개준매아탄해계낭묘포요리"
 )
-KO_SURNAMES_2 = frozenset(["남궁", "황보", "제갈", "사공", "선우", "서문", "독고", "동방", "어금", "망절"])
+KO_SURNAMES_2 = frozenset(
+    ["남궁", "황보", "제갈", "사공", "선우", "서문", "독고", "동방", "어금", "망절"]
+)
