@@ -58,13 +58,13 @@ PREFILTER = re.compile(
     r"|(?P<cookie>(?=[sScCxXrRaA_\u017f])(?i:sess|sid|csrf|xsrf|remember_me|_token|access_token|refresh_token)"
     r"[\w.-]*\s*[=:]\s*\S{6})"
     r"|(?P<ip>\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b|\b[0-9a-fA-F]{1,4}:[0-9a-fA-F]{0,4}:[0-9a-fA-F]*:?[0-9a-fA-F]+\b)"
+    r"|(?P<iban>(?<![A-Za-z0-9])[A-Z]{2}\d{2}\s?[A-Z0-9]{4})"
     rf"|(?P<phone>{_PHONE})"
     r"|(?P<digits>\d(?:[\s-]?\d){9,18})"
     r"|(?P<passport>(?<![A-Za-z0-9])[MmSsRrOoDd]\d{3}(?:[A-Za-z]\d{4}|\d{5})(?!\d))"
     r"|(?P<hangul>[가-힣]{2})"
     r"|(?P<secret>[A-Za-z0-9+/_-]{24,})"
     r"|(?P<urlcred>://[^/\s:@]+:[^/\s@]*@)"
-    r"|(?P<iban>[A-Z]{2}\d{2}\s?[A-Z0-9]{4})"
 )
 _PHONE_RE = re.compile(_PHONE)
 _SKIP_RE = re.compile(
@@ -117,7 +117,8 @@ def _phone_spans(text: str) -> list[tuple[int, int, str]]:
 def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Counts]:
     if not spans:
         return text, ()
-    spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    # the longest span wins; on a tie a specific entity beats the generic long-token rule
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0]), s[2] == "SECRET"))
     out: list[str] = []
     counts: Counter[str] = Counter()
     pos = 0

@@ -222,7 +222,10 @@ _API_HINT = re.compile(
 
 
 # -- scripts --------------------------------------------------------------------------------
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006"
+_CJK_CHARS = (
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006"
+    "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"  # full-width digits and Latin (ＪＰタワー)
+)
 _CJK = re.compile(
     rf"(?:\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:(?:[\d\-－]{{1,6}}|\s|[A-Za-z])[{_CJK_CHARS}]+)*"
     rf"(?:\s?[A-Za-z]?\d{{1,7}})?"

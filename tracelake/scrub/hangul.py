@@ -253,10 +253,10 @@ _FIRST_UNIT = re.compile(
 )
 _SECOND_UNIT = re.compile(r"[가-힣0-9]{1,12}(?:시|군|구|읍|면|동|로|길|거리|대로)")
 _ROADISH = re.compile(
-    r"(?:[가-힣0-9]{0,16}(?:로|길|거리|대로|번길|동|리|가|읍|면|구|시|군)(?:\d{1,5}(?:-\d{1,5})?)?"
+    r"(?:[가-힣0-9]{0,16}(?:로|길|거리|대로|번길|동|리|가|읍|면|구|시|군|마을|단지)(?:\d{1,5}(?:-\d{1,5})?)?"
     r"|(?:지하|산)?\d{1,5}(?:-\d{1,5})?(?:번지|호|층|동)?"
     r"|\([^()\n]{1,30}\)|[가-힣A-Za-z0-9]{1,20}(?:아파트|빌딩|빌라|오피스텔|타워|맨션|하우스|센터|상가)"
-    r"|\d{1,5}(?:동|호|층))(?:으로|로|에서|에|의|까지|으로요)?"
+    r"|\d{1,5}(?:동|호|층))(?P<particle>으로|로|에서|에|의|까지)?"
 )
 _TOKEN = re.compile(r"\S+")
 
@@ -287,6 +287,22 @@ def address_spans(text: str) -> list[tuple[int, int]]:
             start = tokens[i][0] + tokens[i][1].index(_MARK)
         last_start, last = tokens[j - 1]
         end = last_start + len(last.rstrip(_PUNCT))
+        if words[j - 1] == _MARK:
+            end = last_start + last.index(_MARK) + len(_MARK)
+        elif number := _NUMBER_PARTICLE.fullmatch(words[j - 1]):  # 328로: number + particle
+            end -= len(number.group(1))
+        elif ")" in last and last[last.rindex(")") + 1 :] in _PARTICLES:
+            end = last_start + last.rindex(")") + 1  # (정남안이면)로: 로 is a particle here
+        else:
+            tail = _ROADISH.fullmatch(words[j - 1])
+            if (
+                tail is not None
+                and tail.group("particle")
+                and end - len(tail.group("particle")) > start
+            ):
+                end -= len(
+                    tail.group("particle")
+                )  # 서초대로 12로 배송: the particle is not the address
         if j > i + 1 and (any(c.isdigit() for c in text[start:end]) or _MARK in text[start:end]):
             spans.append((start, end))
             i = j
@@ -296,4 +312,8 @@ def address_spans(text: str) -> list[tuple[int, int]]:
 
 
 _MARK = "[ADDRESS]"
+_PARTICLES = frozenset(["로", "으로", "에", "에서", "의", "까지"])
+_NUMBER_PARTICLE = re.compile(
+    r"(?:지하|산)?\d{1,5}(?:-\d{1,5})?(?:번지|호)?(으로|로|에서|에|의|까지)"
+)
 _PUNCT = "()[]{}<>,.;:!?\"'"
