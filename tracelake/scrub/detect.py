@@ -103,14 +103,13 @@ _NANP_TEXT = re.compile(r"(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}-)\d{3}-\d{4}")
 
 
 def _phone_spans(text: str) -> list[tuple[int, int, str]]:
+    """Phone numbers by their shape only: a Korean mobile or a North American number. Any
+    other candidate is a digit run the fail-closed pass replaces (7+ digits, any country),
+    so phonenumbers' region-by-region parse (~0.6 ms a candidate) is not needed."""
     spans: list[tuple[int, int, str]] = []
     for match in _PHONE_RE.finditer(text):
         if _KR_MOBILE_TEXT.fullmatch(match.group(0)) or _NANP_TEXT.fullmatch(match.group(0)):
             spans.append((match.start(), match.end(), "PHONE_NUMBER"))
-            continue
-        start, end = max(0, match.start() - 1), min(len(text), match.end() + 1)
-        for a, b, entity in engine.analyze(text[start:end], ["PHONE_NUMBER"]):
-            spans.append((start + a, start + b, entity))
     return spans
 
 
