@@ -113,6 +113,7 @@ def _digit_entity(run: str, digits: str, before: str) -> str:
 
 
 _NON_DIGIT = re.compile(r"\D")
+_RECENT_YMD = re.compile(r"20[1-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d)")
 
 
 def _digit_spans(text: str, out: list[Span]) -> None:
@@ -123,8 +124,8 @@ def _digit_spans(text: str, out: list[Span]) -> None:
         digits = _NON_DIGIT.sub("", run)
         if len(digits) < 7:
             continue
-        if digits == run and _DATE_PREFIX.fullmatch(digits):
-            continue  # an id that starts with a recent date
+        if (digits == run and _DATE_PREFIX.fullmatch(digits)) or _RECENT_YMD.match(run):
+            continue  # an id that starts with a recent date (20260725123, 20260725-001)
         if _DATE_SHAPE.fullmatch(run):
             continue  # a date or timestamp: the date rule decides
         start = match.start()
@@ -367,11 +368,9 @@ def _latin_spans(text: str, out: list[Span]) -> None:
         ):
             i = hi + 1  # "Box not found": a street word alone, without a number
             continue
-        address = any(
-            m.isdigit()
-            or m.lower() in STREET_WORDS
-            or (m.isupper() and any(c.isdigit() for c in m))
-            for m in members
+        # an address has a number (house, postcode): "Joshua Park" or "Ryan Green" is a name
+        address = any(any(c.isdigit() for c in m) for m in members) or any(
+            m in _MILITARY_POST for m in members
         )
         out.append((words[lo].start(), words[hi].end(), "ADDRESS" if address else "PERSON"))
         i = hi + 1
