@@ -236,12 +236,15 @@ _CJK_ADDRESS = re.compile(r"[省市区區县縣镇鎮乡鄉村路街道巷弄号
 
 
 def _cjk_entity(run: str) -> str:
-    """A Han/kana run: an address when it has digits or address characters, a name when it
-    is short (2-4 characters, a space allowed: 林 京助), else CJK text."""
-    if _CJK_ADDRESS.search(run) and len(run) > 4:
+    """A Han/kana run: an address when it has digits, a name when it is short (2-5
+    characters, a space allowed: 林 京助, 木村 篤司), an address when it has address
+    characters (省, 市, 県, 丁目, ...), else CJK text."""
+    if any(c.isdigit() for c in run):
         return "CJK_ADDRESS"
     if len(run.replace(" ", "")) <= 5:
         return "CJK_NAME"
+    if _CJK_ADDRESS.search(run):
+        return "CJK_ADDRESS"
     return "CJK_TEXT"
 
 
