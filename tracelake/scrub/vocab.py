@@ -25,7 +25,7 @@ exception exchange expected expired export failed failure fetch field file find 
 forbidden found free from full gateway get give go goods got had has have header hello help here
 hi how id if in info information internal invalid invoice is it item items its just keep key
 know last later let limit line list load locked log login logout look made mail make many
-manual max may-not me message method min missing more most move must my name need new next no
+manual may-not me message method missing more most move must my name need new next no
 none not note notice notification now null number of off ok okay old on once one only open or
 order ordered orders other our out over page paid parameter params partial pay payment pending
 per permission phone please point points post price process processed processing product
