@@ -84,6 +84,8 @@ LEAKS = [
     ("xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx", "AbCdEfGhIjKl"),
     ("IBAN DE89 3704 0044 0532 0130 00", "3704 0044"),
     ("LI CHIA-HU requested a refund", "CHIA-HU"),
+    # found by leak_probe seed 607695472: a 24-character local part hid the e-mail
+    ("HTTP 401 for gierschnerheinz-guenther@example.net (x)", "gierschnerheinz-guenther@"),
 ]
 
 

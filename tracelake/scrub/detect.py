@@ -82,6 +82,8 @@ def candidate_entities(text: str, *, allow_secret: bool = True) -> tuple[set[str
     """Entities the prefilter says may be present, and whether a phone candidate exists."""
     found: set[str] = set()
     phone = False
+    if "@" in text:  # the long-token group can consume an e-mail's local part before "@"
+        found.add("EMAIL_ADDRESS")
     for match in PREFILTER.finditer(text):
         group = match.lastgroup
         if group is None or (group == "secret" and not allow_secret):
