@@ -21,7 +21,7 @@ setup(
     packages=sorted(find_packages(include=["tracelake", "tracelake.*"]) + list(MAPPED)),
     package_dir=MAPPED,
     package_data={
-        "tracelake": ["sql/*.sql", "py.typed"],
+        "tracelake": ["sql/*.sql", "py.typed", "scrub/data/*.gz"],
         "tracelake.migrations": ["script.py.mako"],
     },
 )

@@ -57,10 +57,30 @@ def test_numbers_are_found(scrubber: Scrubber, value: int, entity: str) -> None:
     assert str(value) not in json.dumps(out.payload)
 
 
-@pytest.mark.parametrize("value", [2026072512345, 20260725, 129000, 404, 1721900000])
-def test_safe_numbers_survive(scrubber: Scrubber, value: int) -> None:
-    out = scrubber.scrub_event("graph_tool_call", "step.started", _step({"x": value}))
-    assert out.payload["args_resolved"]["x"] == value
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("x", 2026072512345),
+        ("x", 20260725),
+        ("x", 129000),
+        ("x", 404),
+        ("created_at", 1721900000),  # a timestamp: kept under a key that says time
+        ("token_ttl_s", 3600),  # a quantity under a credential-looking key
+        ("size_bytes", 123456789),
+        ("orderNo", 512345678901),  # an id under an id key
+    ],
+)
+def test_safe_numbers_survive(scrubber: Scrubber, key: str, value: int) -> None:
+    out = scrubber.scrub_event("graph_tool_call", "step.started", _step({key: value}))
+    assert out.payload["args_resolved"][key] == value
+
+
+@pytest.mark.parametrize("value", [1632960318, 4155550100, 13812345678, 7151620466])
+def test_phone_length_numbers_under_plain_keys_fail_closed(scrubber: Scrubber, value: int) -> None:
+    # a UK, US, Chinese and German number stored as an integer (the leading zero lost);
+    # 1632960318 is also a plausible Unix timestamp: under a key that does not say time it goes
+    out = scrubber.scrub_event("graph_tool_call", "step.started", _step({"contact": value}))
+    assert out.payload["args_resolved"]["contact"] == "[NUMBER]"
 
 
 def test_pseudonyms_are_stable_and_keyed(scrubber: Scrubber) -> None:
@@ -168,9 +188,9 @@ def test_key_rules_are_separator_and_case_insensitive() -> None:
         assert classify(key)[0] is KeyClass.PERSON, key
     for key in ("mbrId", "custNo", "user_id", "X-User-Id", "xUserId", "session_id"):
         assert classify(key)[0] is KeyClass.PSEUDONYM, key
-    for key in ("tool", "task_name", "target_name", "field_name"):
+    for key in ("tool", "task_name", "target_name", "field_name", "orderNo", "invoice_number"):
         assert classify(key)[0] is KeyClass.SAFE_ID, key
-    for key in ("prompt_tokens", "completion_tokens_details", "orderNo", "goodsNm"):
+    for key in ("prompt_tokens", "completion_tokens_details", "goodsNm", "memo"):
         assert classify(key)[0] is KeyClass.PLAIN, key
 
 

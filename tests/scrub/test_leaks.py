@@ -82,7 +82,7 @@ def test_projection_fields_are_kept(scrubber: Scrubber, gtc_corpus: Any) -> None
             if "exception_type" in event["error"]:
                 assert out["error"]["exception_type"] == event["error"]["exception_type"]
         if event["type"] == "plan.started":
-            assert "주문 ORD-20260725-" in out["goal"] and "[KR_NAME]" in out["goal"]
+            assert "주문 ORD-20260725-" in out["goal"] and "[PERSON]" in out["goal"]
         if event["type"] == "args.coerced":
             rules = {c["field"]: c["rule"] for c in out["changes"]}
             assert rules == {"contact": "cast", "rcvrTelNo": "cast", "channel": "enum"}

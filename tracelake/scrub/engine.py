@@ -24,189 +24,6 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 LANGUAGE = "en"
 SCORE_THRESHOLD = 0.35
 
-# Common Korean surnames (covers >95% of the population). A 3-syllable Hangul token that
-# starts with one of these and stands alone (or is followed by an honorific) is a name.
-_SURNAMES = (
-    "김이박최정강조윤장임한오서신권황안송전홍유고문양손배백허남심노하곽성차주우구민진나지엄"
-    "채원천방공현함변염여추도소석선설마길연위표명"
-)
-_HONORIFIC = r"(?:님|씨|고객|께|에게|의|은|는|이|가|을|를|과|와|도|님께)?"
-HANGUL_NAME_RE = rf"(?<![가-힣])[{_SURNAMES}][가-힣]{{2}}(?={_HONORIFIC}(?![가-힣]))"
-# Common 3-syllable words that start with a surname syllable; never treated as names.
-NAME_STOPWORDS = frozenset(
-    [
-        "이메일",
-        "신분증",
-        "조회가",
-        "정보를",
-        "주문번",
-        "주소지",
-        "전화번",
-        "연락처",
-        "고객님",
-        "고객센",
-        "결제가",
-        "결제를",
-        "배송지",
-        "배송비",
-        "확인된",
-        "확인을",
-        "처리가",
-        "처리를",
-        "정상적",
-        "성공적",
-        "실패한",
-        "실패로",
-        "이용자",
-        "이번에",
-        "이전에",
-        "이후에",
-        "오류가",
-        "오류를",
-        "요청이",
-        "요청을",
-        "한도를",
-        "한도가",
-        "문의가",
-        "문의를",
-        "사고가",
-        "사본을",
-        "명세서",
-        "주민등",
-        "안내를",
-        "안내가",
-        "정지를",
-        "정지가",
-        "최근의",
-        "최소한",
-        "최대한",
-        "전체를",
-        "전체가",
-        "장바구",
-        "상품을",
-        "상품이",
-        "상품명",
-        "구매를",
-        "구매가",
-        "주문을",
-        "주문이",
-        "주문한",
-        "배송을",
-        "배송이",
-        "배송중",
-        "반품을",
-        "반품이",
-        "교환을",
-        "환불을",
-        "환불이",
-        "취소를",
-        "취소가",
-        "적립금",
-        "포인트",
-        "쿠폰을",
-        "회원님",
-        "회원을",
-        "회원이",
-        "인증을",
-        "인증이",
-        "인증서",
-        "실명확",
-        "본인확",
-        "정보가",
-        "신청을",
-        "신청이",
-        "심사로",
-        "심사를",
-        "진행을",
-        "진행중",
-        "완료된",
-        "재안내",
-        "재시도",
-        "한국어",
-        "영업일",
-        "유효기",
-        "도착을",
-        "예정일",
-        "발송일",
-        "주문일",
-        "결제일",
-        "신청일",
-        "만료일",
-        "도착이",
-        "기본값",
-        "시스템",
-        "시간이",
-        "시간을",
-        "서비스",
-        "서버가",
-        "서버를",
-        "응답이",
-        "응답을",
-        "연결이",
-        "연결을",
-        "기록을",
-        "기록이",
-        "내용을",
-        "내용이",
-        "방문을",
-        "부분을",
-        "부분이",
-        "사용자",
-        "사용을",
-        "우편번",
-        "상세주",
-        "지번주",
-        "도로명",
-        "전송을",
-        "이미지",
-        "강아지",
-        "이상한",
-        "이름을",
-        "이름이",
-    ]
-)
-# Without a NER model a 3-syllable Hangul token starting with a surname syllable is as often
-# an ordinary word (이어폰, 정수기, 고구마) as a name. It is taken for a name when the context
-# says so: an honorific or address term follows (최수아님, 홍길동 고객), a person-data word or
-# a label's colon precedes it closely (수령인 김민수, 이름: 박서준, "실명확인: 신시우, ..."), or
-# it stands alone among non-Hangul text (the whole value, "no shipment for 최수아 010-...").
-# Inside Korean prose ("김민수가 주문했습니다") it is a name only if both syllables after the
-# surname are common given-name syllables: 민수 is, 어폰, 수기 and 문은 are not.
-# Common syllables of given names, first and second position. Particles that end ordinary
-# "noun + particle" tokens (가, 도, 를, 의, 로, 이) are not second syllables here; 은 is (다은, 하은).
-_GIVEN_FIRST = frozenset(
-    "민준서연도윤하은지호수아예현우채원시다주진영정성훈희경혜석태재동유승혁빈나린소미선인상"
-    "철환규찬형욱범종건가보라명병학효길"
-)
-_GIVEN_SECOND = frozenset(
-    "민준서연윤은호수아우원현진영희경혜석훈빈린율결온솔별름숙순철환규찬형욱범식용택종건성혁"
-    "재주정하나미선인상한람슬래지리라동"
-)
-_NAME_AFTER = re.compile(r"\s?(?:님|씨|고객|께|에게|회원|귀하|선생|고객님)")
-_NAME_BEFORE = re.compile(
-    r"(?:고객|수령인|수령자|수신인|받는\s?분|보내는\s?분|주문자|예금주|명의자?|회원|담당자|"
-    r"이름|성명|성함|대표자?|신청인|가입자|본인|님|name|Name|NAME)\W{0,3}$|:\s*$"
-)
-_HANGUL_CHAR = re.compile("[\uac00-\ud7a3]")
-
-
-def name_in_context(text: str, start: int, end: int) -> bool:
-    """Whether the KR_NAME candidate ``text[start:end]`` reads as a name (see above)."""
-    if _NAME_AFTER.match(text, end):
-        return True
-    if _NAME_BEFORE.search(text[max(0, start - 12) : start]):
-        return True
-    before = text[:start].rstrip().rsplit(None, 1)
-    after = text[end:].lstrip().split(None, 1)
-    if not (
-        (before and _HANGUL_CHAR.search(before[-1])) or (after and _HANGUL_CHAR.search(after[0]))
-    ):
-        return True
-    return text[start + 1] in _GIVEN_FIRST and text[start + 2] in _GIVEN_SECOND
-
-
-# Final syllables of place names (연수구, 강남구, 수원시, ...), which are not given names.
-_PLACE_ENDINGS = frozenset("구군시읍면로길")
 _PROVINCE = (
     r"(?:서울|부산|대구|인천|광주|대전|울산|세종|경기|강원|충북|충남|전북|전남|경북|경남|제주)"
     r"(?:특별시|광역시|특별자치시|특별자치도|도)?"
@@ -226,6 +43,10 @@ SESSION_COOKIE_RE = (
     r"csrftoken|xsrf-token|_csrf|remember_me|auth_token|access_token|refresh_token)"
     r"\s*[=:]\s*[^\s;,\"'&]{6,}"
 )
+# Any IBAN by its shape (country, check digits, 11-30 characters, spaced in fours or not):
+# checksums are not verified, so a mistyped IBAN is replaced too.
+IBAN_RE = r"(?-i)(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])"
+URL_CREDENTIAL_RE = r"(?<=://)[^/\s:@]+:[^/\s@]*@"
 LONG_HEX_RE = r"(?<![A-Za-z0-9])[A-Fa-f0-9]{32,}(?![A-Za-z0-9])"
 LONG_B64_RE = r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_-])"
 
@@ -233,8 +54,18 @@ _ENGINE: tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]] | None = N
 _LOCK = threading.Lock()
 
 
+_PSEUDONYM_RE = re.compile(r"psn_[0-9a-f]{20,24}")
+
+
 def _mixed_enough(text: str) -> bool:
-    """A long token looks like a secret only if it mixes letters and digits (not a word)."""
+    """A long token looks like a secret only if it mixes letters and digits (not a word).
+
+    A URL path is judged segment by segment: ``/api/v1/orders/ORD-20260725-0001/refund``
+    holds no secret, ``/reset/4f9a...e1`` does."""
+    if "/" in text:
+        return any(len(part) >= 24 and _mixed_enough(part) for part in text.split("/"))
+    if _PSEUDONYM_RE.fullmatch(text):
+        return False  # our own keyed pseudonym (a quarantined line judged pair by pair)
     has_digit = any(c.isdigit() for c in text)
     has_upper = any(c.isupper() for c in text)
     has_lower = any(c.islower() for c in text)
@@ -256,10 +87,6 @@ def _build() -> Any:
         PhoneRecognizer,
     )
     from presidio_analyzer.recognizer_registry import RecognizerRegistry
-
-    class _NameRecognizer(PatternRecognizer):
-        def validate_result(self, pattern_text: str) -> bool | None:
-            return pattern_text not in NAME_STOPWORDS and pattern_text[-1] not in _PLACE_ENDINGS
 
     class _SecretRecognizer(PatternRecognizer):
         def validate_result(self, pattern_text: str) -> bool | None:
@@ -292,11 +119,8 @@ def _build() -> Any:
         pattern("AWS_ACCESS_KEY", AWS_KEY_RE, 0.95),
         pattern("SESSION_COOKIE", SESSION_COOKIE_RE, 0.9),
         pattern("KR_ADDRESS", KR_ADDRESS_RE, 0.8),
-        _NameRecognizer(
-            supported_entity="KR_NAME",
-            patterns=[Pattern("kr_name", HANGUL_NAME_RE, 0.6)],
-            supported_language=LANGUAGE,
-        ),
+        pattern("URL_CREDENTIAL", URL_CREDENTIAL_RE, 0.95),
+        pattern("IBAN", IBAN_RE, 0.9),
         _SecretRecognizer(
             supported_entity="SECRET",
             patterns=[Pattern("hex", LONG_HEX_RE, 0.7), Pattern("b64", LONG_B64_RE, 0.6)],
@@ -430,7 +254,7 @@ def _warm_up(by_entity: dict[str, list[Any]], compiled: dict[str, list[_Compiled
     _run(_WARM_UP, entities, by_entity, compiled, _WARM_UP)
 
 
-HANGUL_ENTITIES = frozenset({"KR_NAME", "KR_ADDRESS"})
+HANGUL_ENTITIES = frozenset({"KR_ADDRESS"})
 _HANGUL_BLANK = {c: " " for c in range(0xAC00, 0xD7A4)}
 _HAS_HANGUL = re.compile("[\uac00-\ud7a3]")
 
@@ -491,9 +315,22 @@ def analyze(text: str, entities: list[str]) -> list[tuple[int, int, str]]:
         blanked = text.translate(_HANGUL_BLANK) if _HAS_HANGUL.search(text) else text
         found += _run(blanked, other, by_entity, compiled, text)
     if hangul:
-        found += [
-            span
-            for span in _run(text, hangul, by_entity, compiled, text)
-            if span[2] != "KR_NAME" or name_in_context(text, span[0], span[1])
-        ]
-    return found
+        found += _run(text, hangul, by_entity, compiled, text)
+    return [span for span in found if not _glued(text, span)]
+
+
+_DIGIT_ENTITIES = frozenset({"CREDIT_CARD", "KR_RRN", "KR_FRN", "PHONE_NUMBER"})
+_GLUED = re.compile(r"[A-Za-z][-_]?$")
+
+
+def _glued(text: str, span: tuple[int, int, str]) -> bool:
+    """A digit entity glued to letters is part of an id (DLV240513871715, ORD-2026...)."""
+    start, end, entity = span
+    return (
+        entity in _DIGIT_ENTITIES and _GLUED.search(text[max(0, start - 2) : start]) is not None
+    ) or (
+        entity in _DIGIT_ENTITIES
+        and end < len(text)
+        and text[end].isascii()
+        and text[end].isalpha()
+    )

@@ -124,6 +124,37 @@ _SAFE = frozenset(
         "object",
     ]
 )
+# Keys naming a thing's id or number (orderNo, invoice_number, trackingNo, goodsCd, sku):
+# the value is an id of a known kind, kept (checked only for clear personal data).
+_THING_ID = re.compile(
+    r"^(?:legacy|orig|original|parent|new|old|ext|external)?"
+    r"(?:order|ord|invoice|inv|tracking|track|delivery|dlv|dlvr|shipment|shipping|ship|waybill|"
+    r"parcel|claim|clm|refund|rfnd|return|rtn|exchange|exch|goods|gds|product|prod|prd|item|sku|"
+    r"seller|store|shop|coupon|promo|promotion|cart|transaction|txn|approval|apprv|receipt|"
+    r"ticket|job|batch|category|cat|brand|option|opt|warehouse|carrier|courier|stock|lot|"
+    r"model|catalog|listing|offer|deal)"
+    r"(?:id|no|num|number|seq|code|cd|key|ids|nos)$|^sku$|^skus$"
+)
+# Keys naming a thing (toolName, fileName, productName): not a person.
+_THING_NAME = re.compile(
+    r"(?:tool|task|file|host|field|model|agent|function|func|skill|product|prod|prd|goods|gds|item|"
+    r"brand|category|cat|store|shop|mall|bank|event|type|class|table|column|col|key|service|svc|"
+    r"app|method|op|operation|param|queue|topic|step|plan|node|stage|path|dir|domain|server|db|"
+    r"schema|index|tag|label|template|status|state|code|kind|option|opt|carrier|courier|company|"
+    r"corp|org|team|project|repo|branch|package|pkg|module|image|container|city|country|region|"
+    r"campaign|coupon|promo|plan|tier|role|device|browser|os|channel|metric|header|cookie|"
+    r"element|attr|attribute|property|prop|display)?(?:name|nm)s?$"
+)
+# A number under a credential-looking key is a quantity when the key says so
+# (token_ttl_s, max_tokens, session_timeout, password_min_length, cookie_max_age).
+QUANTITY = re.compile(
+    r"ttl|ttls$|timeout|expires?in|expiry|expiration|maxage|age$|count|cnt$|size|length|len$|"
+    r"limit|max|min|seconds?$|secs?$|ms$|millis|minutes?$|mins?$|hours?$|days?$|^n[a-z]|num$|"
+    r"retries|attempts|bytes|version|ver$|interval|window|remaining|used|total|rate|ttls$|"
+    r"amount|amt$|price|cost|fee|qty|quantity|duration|elapsed|latency|offset|page|score|"
+    r"weight|height|width|percent|ratio|step|index|idx$|level|priority|epoch|timestamp|ts$|"
+    r"time|date|at$|since|until|expires|exp$|iat$|nbf$|deadline|created|updated|modified"
+)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{0,127}")
 
 
@@ -139,6 +170,8 @@ def classify(key: str) -> tuple[KeyClass, str]:
         return KeyClass.SAFE_ID, ""
     if _TOKEN_COUNTS.fullmatch(norm):
         return KeyClass.PLAIN, ""
+    if _THING_ID.search(norm):
+        return KeyClass.SAFE_ID, ""
     if _PSEUDONYM.search(norm):
         return KeyClass.PSEUDONYM, "PSEUDONYM"
     if _CREDENTIAL.search(norm):
@@ -146,6 +179,12 @@ def classify(key: str) -> tuple[KeyClass, str]:
     for pattern, entity in _PERSON:
         if pattern.search(norm):
             return KeyClass.PERSON, entity
+    if (norm.endswith(("name", "nm", "names")) and not _THING_NAME.fullmatch(norm)) or (
+        norm in ("displayname", "username", "holdername", "surname", "forename")
+    ):
+        return KeyClass.PERSON, "PERSON"
+    if re.search(r"shipto|billto|deliverto|sendto|mailto|destination|location|residence", norm):
+        return KeyClass.PERSON, "KR_ADDRESS"
     return KeyClass.PLAIN, ""
 
 

@@ -162,7 +162,7 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
                 out[skey] = item
                 continue
             if icls is int:
-                out[skey] = w.number(item, sub)
+                out[skey] = w.keyed_number(key, item, sub)
                 continue
             if isinstance(item, dict | list | str):
                 out[skey] = _shape(w, item, sub, depth + 1)

@@ -75,9 +75,18 @@ class Scrubber:
         return out
 
     def scrub_text(self, text: str, max_len: int = 500) -> str:
-        """Scrubbed, cut text for error messages, quarantine details and log lines."""
+        """Scrubbed, cut text for error messages, quarantine details and log lines.
+
+        A text that is (or starts like) a JSON document, such as a quarantined line, gets the
+        key rules too, exactly as the event path applies them: ``"memberId": 123`` becomes
+        the same pseudonym, ``"phone": 1012345678`` the same marker."""
         try:
-            return Walker(self._key).text(str(text), "text", limit=max_len)
+            text = str(text)
+            walker = Walker(self._key)
+            if text.lstrip()[:1] in ("{", "["):
+                out = walker.json_text(text.strip(), "text", limit=max_len)
+                return out if len(out) <= max_len else out[:max_len] + "…"
+            return walker.text(text, "text", limit=max_len)
         except Exception as exc:  # noqa: BLE001 - fail closed
             raise ScrubError(f"scrubbing a text failed ({type(exc).__name__})") from None
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from tracelake.errors import ScrubError
 from tracelake.scrub.detect import detect, detect_int
-from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, normalize
+from tracelake.scrub.keys import QUANTITY, KeyClass, classify, is_identifier_name, normalize
 from tracelake.scrub.pseudonym import pseudonymize
 
 MAX_DEPTH = 24  # deeper structures are replaced by a marker, not walked
@@ -86,13 +86,27 @@ class Walker:
         self.act("truncated")
         return clean[:cut] + "…"
 
-    def number(self, value: int | float, path: str) -> int | float | str:
+    def number(self, value: int | float, path: str, strict: bool = True) -> int | float | str:
+        """*value*, or a marker when it is a phone, card or national id number stored as an
+        integer (*strict*: also any other phone-length number that is not a timestamp or
+        a date-prefixed id; ids under id keys are checked with ``strict=False``)."""
         if isinstance(value, int) and not isinstance(value, bool):
-            entity = detect_int(value)
+            entity = detect_int(value, strict)
             if entity is not None:
                 self.hit(path, entity)
                 return f"[{entity}]"
         return value
+
+    def keyed_number(self, key: str, value: int, path: str) -> int | float | str:
+        """An integer under a plain key: a quantity key (size, count, amount, ttl, ...) keeps
+        it; any other key gets the strict check of :meth:`number`."""
+        if QUANTITY.search(normalize(key)):
+            entity = detect_int(value, strict=False)
+            if entity is not None:
+                self.hit(path, entity)
+                return f"[{entity}]"
+            return value
+        return self.number(value, path)
 
     def json_text(self, value: str, path: str, *, limit: int = 0) -> str:
         """A JSON document kept as a string (tool-call arguments): parsed, scrubbed, re-dumped.
@@ -110,12 +124,21 @@ class Walker:
         def replace(match: re.Match[str]) -> str:
             key, raw = match.group(1), match.group(2)
             kclass, entity = classify(key)
-            if kclass in (KeyClass.PLAIN, KeyClass.SAFE_ID):
-                return match.group(0)
             sub = f"{path}.{key}"
+            if kclass is KeyClass.PLAIN or kclass is KeyClass.SAFE_ID:
+                if raw[:1] != '"' and "." not in raw:  # an integer: the same check as parsed
+                    number = (
+                        self.keyed_number(key, int(raw), sub)
+                        if kclass is KeyClass.PLAIN
+                        else self.number(int(raw), sub, strict=False)
+                    )
+                    return f'"{key}": {json.dumps(number)}'
+                return match.group(0)
             if kclass is KeyClass.PSEUDONYM:
                 self.act("pseudonymized")
                 return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
+            if kclass is KeyClass.CREDENTIAL and raw[:1] != '"' and QUANTITY.search(normalize(key)):
+                return match.group(0)
             self.hit(sub, entity)
             return f'"{key}": "[{entity}]"'
 
@@ -157,13 +180,23 @@ class Walker:
         """One ``key: value`` pair judged by the key rules."""
         kclass, entity = classify(key)
         if kclass is KeyClass.PLAIN:
+            if value.__class__ is int:
+                return self.keyed_number(key, value, path)
             return self.value(value, path, depth + 1)
         if value is None or isinstance(value, bool) or value == "":
             return value
         if kclass is KeyClass.SAFE_ID:
             if isinstance(value, str):
                 return self.text(value, path, allow_secret=False)
+            if isinstance(value, int | float):
+                return self.number(value, path, strict=False)
             return self.value(value, path, depth + 1)
+        if (
+            kclass is KeyClass.CREDENTIAL
+            and isinstance(value, int | float)
+            and QUANTITY.search(normalize(key))
+        ):
+            return value  # token_ttl_s: 3600 is a duration, not a credential
         if kclass is KeyClass.PSEUDONYM:
             if isinstance(value, str | int | float):
                 self.act("pseudonymized")

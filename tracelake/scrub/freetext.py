@@ -1,0 +1,476 @@
+"""The fail-closed pass over free text: keep what is known to be safe, replace the rest.
+
+Runs after the recognizers (:mod:`tracelake.scrub.detect`), on their output. Recall must
+not hinge on recognising every name, address or number format of every country, so:
+
+* **Digit runs** (digits joined by spaces, ``-``, ``.``, ``/``, parentheses, a leading ``+``,
+  an ``x123`` extension) of 7 or more digits are replaced, whatever the format: phone
+  numbers of any country, bank accounts, card numbers grouped or not, Luhn-valid or not,
+  national ids. Kept: runs of up to 6 digits (amounts, statuses, durations, postcodes),
+  runs inside an id with a letter prefix (``ORD-20260725-0001``, ``DLV240513871715``), runs
+  right after an id label (``송장번호 512345678901``, ``order no. 2026072512345``) unless a
+  personal-data word (계좌, card, phone, ...) is as close, and numbers that start with a
+  recent date (``20260725123456``).
+* **Dates** more than five years old, or next to a birth word (생년월일, born, DOB), are
+  replaced; recent dates (order, delivery, timestamps) are kept.
+* **IBANs** (shape, any country, spaced or not) and **provider API keys** (GitHub, Slack,
+  OpenAI, Stripe, Google, AWS) are replaced; so are URL credentials (``user:pass@``) and
+  query parameters whose name the key rules call a credential or person data.
+* **Hangul names and Korean addresses**: :mod:`tracelake.scrub.hangul`.
+* **Chinese and Japanese script** (Han, kana) is replaced run by run: names and addresses in
+  those scripts cannot be told from other words without a model.
+* **Capitalised words** (in text with spaces): a run of capitalised words with at least one
+  that is not on the allow-list of common English words (:mod:`tracelake.scrub.vocab`) is a
+  name, or an address when it holds a number, a street word or a postcode-like code
+  (``876 Jesse Drive Suite 012, West Kimberlyview, NJ 78456``). Lower-case words, ALL-CAPS
+  codes, camelCase and snake_case identifiers are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from tracelake.scrub import hangul
+from tracelake.scrub.keys import KeyClass, classify
+from tracelake.scrub.vocab import COMMON_WORDS, NAME_PARTICLES, STREET_WORDS
+
+Span = tuple[int, int, str]
+
+# The marker written in place of a value, where it differs from the entity counted in the
+# report: a name is ``[PERSON]`` and an address ``[ADDRESS]`` whatever their script, so that
+# goals which differ only in whose name they carry still make one query family.
+MARKERS = {
+    "KR_NAME": "PERSON",
+    "CJK_NAME": "PERSON",
+    "KR_ADDRESS": "ADDRESS",
+    "CJK_ADDRESS": "ADDRESS",
+    "KR_PASSPORT": "PASSPORT",
+}
+
+_THIS_YEAR = datetime.now(UTC).year
+RECENT_YEARS = 5
+
+# -- digits ---------------------------------------------------------------------------------
+_DIGIT_RUN = re.compile(
+    r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_./])"
+    r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?)?\d+"
+    r"(?:(?:\s?[-./]\s?|\s|\s?\(\d{1,4}\)\s?|\)\s?)\d+)*"
+    r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
+    r"(?![A-Za-z0-9_])"
+)
+_ID_LABEL = re.compile(
+    r"(?i:(?:주문|송장|운송장|배송|택배|상품|클레임|반품|교환|환불|결제|승인|영수증|거래|요청|접수|"
+    r"쿠폰|invoice|order|tracking|waybill|shipment|parcel|claim|delivery|refund|return|goods|"
+    r"product|item|sku|transaction|txn|receipt|reference|ref|request|ticket|case)"
+    r"\s*(?:번호|no\.?|number|num|id|#|code)?\s*[:#=]?\s*)$"
+)
+_PII_WORD = re.compile(
+    r"(?i:계좌|account|acct|iban|bank|은행|뱅크|카드|card|phone|tel\b|fax|mobile|전화|연락처|휴대폰|핸드폰|"
+    r"주민|외국인|passport|여권|ssn|national|면허|license|생년|birth)"
+)
+_DATE_PREFIX = re.compile(r"(20[1-3]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\d{2,}")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+_CONTEXT_ENTITY = (
+    (re.compile(r"(?i:계좌|account|acct|bank|은행|뱅크|예금)"), "BANK_ACCOUNT"),
+    (re.compile(r"(?i:카드|card|visa|master|amex)"), "CREDIT_CARD"),
+    (re.compile(r"(?i:passport|여권|旅券|パスポート|护照|護照)"), "PASSPORT"),
+    (re.compile(r"(?i:주민|외국인등록|rrn|ssn|national id)"), "KR_RRN"),
+    (
+        re.compile(r"(?i:phone|tel|fax|mobile|call|전화|연락처|휴대폰|핸드폰|번호로)"),
+        "PHONE_NUMBER",
+    ),
+)
+
+
+def _digit_entity(run: str, digits: str, before: str) -> str:
+    """The marker of a replaced digit run: the nearest context word decides, else its shape."""
+    best, where = "", -1
+    for pattern, entity in _CONTEXT_ENTITY:
+        for match in pattern.finditer(before):
+            if match.start() > where:
+                best, where = entity, match.start()
+    if best:
+        return best
+    if re.fullmatch(r"\d{6}\s?-\s?[1-8]\d{6}", run):
+        return "KR_RRN"
+    if 13 <= len(digits) <= 19 and _luhn(digits) and not run.startswith(("+", "(")):
+        return "CREDIT_CARD"
+    if run.startswith(("+", "(")) or len(digits) <= 12:
+        return "PHONE_NUMBER"
+    return "NUMBER"
+
+
+_NON_DIGIT = re.compile(r"\D")
+_RECENT_YMD = re.compile(r"20[1-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d)")
+
+
+def _digit_spans(text: str, out: list[Span]) -> None:
+    for match in _DIGIT_RUN.finditer(text):
+        run = match.group(0).rstrip(" -./")
+        if len(run) < 7:
+            continue
+        digits = _NON_DIGIT.sub("", run)
+        if len(digits) < 7:
+            continue
+        if (digits == run and _DATE_PREFIX.fullmatch(digits)) or _RECENT_YMD.match(run):
+            continue  # an id that starts with a recent date (20260725123, 20260725-001)
+        if _DATE_SHAPE.fullmatch(run):
+            continue  # a date or timestamp: the date rule decides
+        start = match.start()
+        before = text[max(0, start - 24) : start]
+        if before and _ID_LABEL.search(before[-16:]) and not _PII_WORD.search(before):
+            continue
+        out.append((start, start + len(run), _digit_entity(run, digits, before)))
+
+
+# -- dates ----------------------------------------------------------------------------------
+_MONTHS = (
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?|janvier|février|mars|avril|"
+    r"mai|juin|juillet|août|septembre|octobre|novembre|décembre|januar|februar|märz|juni|juli|"
+    r"oktober|dezember"
+)
+_DATE = re.compile(
+    r"(?<!\d)(?:(?P<y1>(?:19|20)\d{2})\s?[-/.년年]\s?(?:0?[1-9]|1[0-2])\s?[-/.월月]\s?"
+    r"(?:0?[1-9]|[12]\d|3[01])(?:\s?[일日])?"
+    r"|(?:0?[1-9]|[12]\d|3[01])[-/.](?:0?[1-9]|1[0-2])[-/.](?P<y2>(?:19|20)\d{2})"
+    r"|(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])/(?P<y3>(?:19|20)\d{2})"
+    rf"|(?i:(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?P<y4>(?:19|20)\d{{2}}))"
+    rf"|(?i:\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+)?(?:{_MONTHS})\s+(?P<y5>(?:19|20)\d{{2}}))"
+    r"|(?P<y6>(?:19|20)\d{2})(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))(?!\d)"
+    r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
+_DATE_SHAPE = re.compile(
+    r"(?:19|20)\d{2}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)\d{2}"
+)
+_BIRTH = re.compile(
+    r"(?i:생년월일|생일|출생|birth|born|\bdob\b|d\.o\.b|geboren|geburt|naissance|\bné|誕生|生年月日|出生)"
+)
+
+
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d")
+_OLD_BEFORE = _THIS_YEAR - RECENT_YEARS
+
+
+def _date_spans(text: str, out: list[Span]) -> None:
+    # Cheap gate: a date needs a year; recent years without a birth word are kept anyway.
+    years = [int(m.group(0)) for m in _YEAR.finditer(text)]
+    if not years:
+        return
+    birth = _BIRTH.search(text) is not None
+    if not birth and min(years) >= _OLD_BEFORE:
+        return
+    for match in _DATE.finditer(text):
+        year = next(int(y) for y in match.group("y1", "y2", "y3", "y4", "y5", "y6") if y)
+        start, end = match.span()
+        if match.group("y6") and end - start == 8 and year >= _OLD_BEFORE:
+            continue
+        near = text[max(0, start - 24) : min(len(text), end + 8)] if birth else ""
+        if birth and _BIRTH.search(near):
+            out.append((start, end, "DATE_OF_BIRTH"))
+        elif year < _OLD_BEFORE:
+            out.append((start, end, "DATE"))
+
+
+# -- IBANs, API keys, URL credentials -------------------------------------------------------
+_API_KEY = re.compile(
+    r"(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
+    r"sk_(?:live|test)_|rk_(?:live|test)_|pk_(?:live|test)_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
+    r"npm_|hf_|SG\.)[A-Za-z0-9_\-.]{12,}"
+)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
+
+
+_PASSPORT = re.compile(
+    r"(?i:passport|passeport|reisepass|pasaporte|여권|旅券|パスポート|护照|護照)[^A-Za-z0-9]{0,24}"
+    r"(?:(?:no|number|num|nr|n°|번호)\.?[^A-Za-z0-9]{0,4})?([A-Z0-9]{1,3}[ -]?\d[A-Z0-9]{4,10})"
+)
+
+
+def _credential_spans(text: str, out: list[Span]) -> None:
+    if _PASSPORT_HINT.search(text):
+        for match in _PASSPORT.finditer(text):
+            out.append((match.start(1), match.end(1), "PASSPORT"))
+    if _API_HINT.search(text):
+        for match in _API_KEY.finditer(text):
+            out.append((match.start(), match.end(), "API_KEY"))
+    if "://" in text:
+        for match in _URL_USERINFO.finditer(text):
+            out.append((match.end(1), match.end(), "URL_CREDENTIAL"))
+    if "=" in text:
+        for match in _QUERY_PARAM.finditer(text):
+            kclass, entity = classify(match.group(2))
+            if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
+                out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+
+
+_PASSPORT_HINT = re.compile(r"[Pp]ass|PASS|[Rr]eisepass|여권|旅券|パスポート|护照|護照")
+_API_HINT = re.compile(
+    r"gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|hf_|SG\."
+)
+
+
+# -- scripts --------------------------------------------------------------------------------
+_CJK_CHARS = (
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006"
+    "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"  # full-width digits and Latin (ＪＰタワー)
+)
+_CJK = re.compile(
+    rf"(?:\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:(?:[\d\-－]{{1,6}}|\s|[A-Za-z])[{_CJK_CHARS}]+)*"
+    rf"(?:\s?[A-Za-z]?\d{{1,7}})?"
+)
+_HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_ADDRESS = re.compile(r"[省市区區县縣镇鎮乡鄉村路街道巷弄号號楼樓座都府県郡町丁目番地]|\d")
+
+
+def _cjk_entity(run: str) -> str:
+    """A Han/kana run: an address when it has digits, a name when it is short (2-5
+    characters, a space allowed: 林 京助, 木村 篤司), an address when it has address
+    characters (省, 市, 県, 丁目, ...), else CJK text."""
+    if any(c.isdigit() for c in run):
+        return "CJK_ADDRESS"
+    if len(run.replace(" ", "")) <= 5:
+        return "CJK_NAME"
+    if _CJK_ADDRESS.search(run):
+        return "CJK_ADDRESS"
+    return "CJK_TEXT"
+
+
+# A word: letters (any script but Hangul and CJK, which have their own passes), with inner
+# apostrophes, hyphens and dots (O'Neil, Jean-Pierre, B.Sc).
+_WORD = re.compile(
+    r"[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*|"
+    r"[^\W\d_\uac00-\ud7a3"
+    + _CJK_CHARS
+    + r"](?:[^\W_\uac00-\ud7a3"
+    + _CJK_CHARS
+    + r"]|['’.\-](?=[^\W\d_]))*"
+    r"|\d+|\[[A-Z][A-Z0-9_]*\]"
+)
+_MILITARY_POST = frozenset(
+    {"PSC", "APO", "FPO", "DPO", "USNS", "USNV", "USS", "USCGC", "CMR", "UNIT"}
+)
+_GAP = re.compile(r"[\s,./#()\-–]*")
+_CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?|(?=[A-Za-z]*\d)[A-Za-z0-9]{1,5}")
+
+
+@lru_cache(maxsize=65536)
+def _kind(word: str) -> str:
+    """anchor (unknown capitalised word), cap (common capitalised word), join (may sit
+    inside a name or an address), or stop."""
+    if word[0] == "[":
+        return "stop"
+    if word.isdigit():
+        return "join" if len(word) <= 6 else "stop"
+    first = word[0]
+    if first.isupper():
+        if word.isupper():
+            if word in _MILITARY_POST:
+                return "anchor"
+            letters = word.replace("-", "").replace("'", "").replace(".", "")
+            if all(p in COMMON_WORDS for p in re.split(r"[-'.]", word.lower()) if p):
+                return "cap"
+            if letters.isalpha() and len(letters) >= 2:
+                return "caps"  # LI CHIA-HU: a name only next to another name word
+            return "join" if _CODE.fullmatch(word) else "stop"
+        rest = word[1:].replace("'", "").replace("’", "").replace("-", "").replace(".", "")
+        if any(c.isupper() for c in rest) and not re.search(r"[-'’.][A-Z]", word):
+            if not word.isascii():
+                return "anchor"  # GérardVille: code identifiers are ASCII
+            if re.fullmatch(r"(?:Mc|Mac|O'|D'|Di|De|Le|La|Van|Von)[A-Z][a-z]+", word):
+                return "anchor"
+            return "pascal"  # PascalCase: an identifier, unless inside a name or address
+        if word.lower().rstrip(".") in STREET_WORDS:
+            return "anchor"  # Street, Suite, Apt., Box, Flat, Studio, Rue ...
+        parts = [p for p in re.split(r"[-'’.]", word.lower()) if p]
+        return "cap" if parts and all(p in COMMON_WORDS for p in parts) else "anchor"
+    if _CODE.fullmatch(word):
+        return "join"
+    low = word.lower()
+    if low in NAME_PARTICLES or low in STREET_WORDS:
+        return "join"
+    return "stop"
+
+
+def _next_to(
+    words: list[re.Match[str]], kinds: list[str], k: int, text: str, what: tuple[str, ...]
+) -> bool:
+    for j in (k - 1, k + 1):
+        if 0 <= j < len(words) and kinds[j] in what:
+            a, b = sorted((j, k))
+            if _GAP.fullmatch(text[words[a].end() : words[b].start()]):
+                return True
+    return False
+
+
+def _latin_spans(text: str, out: list[Span]) -> None:
+    words = list(_WORD.finditer(text))
+    n = len(words)
+    kinds = [_kind(w.group(0)) for w in words]
+    if "anchor" not in kinds and "caps" not in kinds:
+        return  # no unknown capitalised word (a PascalCase one alone is an identifier)
+    for k in range(n):  # an unknown ALL-CAPS word is a name word next to another one
+        if kinds[k] == "pascal":  # 32277 LemoineBourg, Sainte JulieVille: part of the place
+            kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("anchor", "join")) else "stop"
+    for k in range(n):
+        if kinds[k] == "caps":
+            near = [
+                j
+                for j in (k - 1, k + 1)
+                if 0 <= j < n
+                and kinds[j] in ("caps", "anchor")
+                and _GAP.fullmatch(text[words[min(j, k)].end() : words[max(j, k)].start()])
+            ]
+            kinds[k] = "anchor" if near else "stop"
+    kind_of = {w.start(): kind for w, kind in zip(words, kinds, strict=True)}
+    i = 0
+    while i < n:
+        if kinds[i] != "anchor":
+            i += 1
+            continue
+        # grow left and right over joinable words separated by gaps
+        lo = hi = i
+        while (
+            lo > 0
+            and kinds[lo - 1] in ("anchor", "cap", "join")
+            and _GAP.fullmatch(text[words[lo - 1].end() : words[lo].start()])
+        ):
+            lo -= 1
+        while (
+            hi + 1 < n
+            and kinds[hi + 1] in ("anchor", "cap", "join")
+            and _GAP.fullmatch(text[words[hi].end() : words[hi + 1].start()])
+        ):
+            hi += 1
+        members = [w.group(0) for w in words[lo : hi + 1]]
+        run_kinds = [kind_of[w.start()] for w in words[lo : hi + 1]]
+        # common capitalised words and particles at the edges are not part of the name
+        while lo < i and (run_kinds[0] == "cap" or members[0].lower() in NAME_PARTICLES):
+            lo += 1
+            members, run_kinds = members[1:], run_kinds[1:]
+        while hi > i and (run_kinds[-1] == "cap" or members[-1].islower()):
+            hi -= 1
+            members, run_kinds = members[:-1], run_kinds[:-1]
+        has_digit = any(m.isdigit() for m in members)
+        if not has_digit and all(
+            m.lower().rstrip(".") in STREET_WORDS or m in _MILITARY_POST
+            for m, k in zip(members, run_kinds, strict=True)
+            if k == "anchor"
+        ):
+            i = hi + 1  # "Box not found": a street word alone, without a number
+            continue
+        # an address has a number (house, postcode): "Joshua Park" or "Ryan Green" is a name
+        address = any(any(c.isdigit() for c in m) for m in members) or any(
+            m in _MILITARY_POST for m in members
+        )
+        out.append((words[lo].start(), words[hi].end(), "ADDRESS" if address else "PERSON"))
+        i = hi + 1
+
+
+# -- the pass -------------------------------------------------------------------------------
+_ADDRESS_HINT = re.compile(r"[시도군구동로길]\s|\[ADDRESS\]")
+_HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
+_HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
+_TRIGGERS = re.compile(
+    r"[=]|://|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
+    r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照"
+)
+
+
+_DIGIT = re.compile(r"\d")
+_UPPER = re.compile(r"[^\W\d_a-z\uac00-\ud7a3\u3040-\u30ff\u3400-\u9fff]")
+
+
+# A code identifier: letters first, digit groups only after a letter or a separator that
+# follows one (ORD-20260725-0001, plan-commerce-3, call_7f3a): no fail-closed rule can fire
+# on it (digit runs glued to an id are kept, and it has no space, Hangul or CJK) except a
+# provider key, checked first.
+_ID_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.:/][A-Za-z0-9]+)*")
+
+
+def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``."""
+    if (len(text) < 7 and text.isascii() and " " not in text) or (
+        _ID_TOKEN.fullmatch(text) and not _API_HINT.search(text)
+    ):
+        return text, ()
+    spans: list[Span] = []
+    counts: tuple[tuple[str, int], ...] = ()
+    has_digit = _DIGIT.search(text) is not None
+    has_hangul = hangul.HANGUL_RUN.search(text) is not None
+    has_cjk = _HAS_CJK.search(text) is not None
+    if (has_hangul and _ADDRESS_HINT.search(text)) or has_cjk:
+        # addresses and CJK runs first: a name is judged by its neighbours, which must not
+        # be the words of an address
+        if has_hangul:
+            spans.extend((a, b, "KR_ADDRESS") for a, b in hangul.address_spans(text))
+        if has_cjk:
+            if has_digit:
+                _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
+            spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
+        if spans:
+            text, counts = redact(text, spans)
+            spans = []
+            has_digit = _DIGIT.search(text) is not None
+    if has_digit:
+        _date_spans(text, spans)
+        if _HAS_DIGIT7.search(text):
+            _digit_spans(text, spans)
+    if _TRIGGERS.search(text):
+        _credential_spans(text, spans)
+    if has_hangul:
+        spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
+    if (" " in text or "\n" in text) and _UPPER.search(text):
+        _latin_spans(text, spans)
+    if not spans:
+        return text, counts
+    text, more = redact(text, spans)
+    if not counts:
+        return text, more
+    total = Counter(dict(counts))
+    total.update(dict(more))
+    return text, tuple(sorted(total.items()))
+
+
+def redact(text: str, spans: list[Span]) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """Replace *spans* (overlaps: the one starting first, then the longest, wins)."""
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    parts: list[str] = []
+    counts: Counter[str] = Counter()
+    pos = 0
+    for start, end, entity in spans:
+        if start < pos:
+            if end > pos:  # a partial overlap: extend the span already replaced
+                pos = end
+            continue
+        parts.append(text[pos:start])
+        parts.append(f"[{MARKERS.get(entity, entity)}]")
+        counts[entity] += 1
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts), tuple(sorted(counts.items()))
+
+
+def close_id(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """The pass for values under id keys: provider keys, URL credentials and Hangul names
+    only (ids are digit runs and codes by design)."""
+    spans: list[Span] = []
+    if _TRIGGERS.search(text):
+        _credential_spans(text, spans)
+    if hangul.HANGUL_RUN.search(text):
+        spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
+    if not spans:
+        return text, ()
+    return redact(text, spans)

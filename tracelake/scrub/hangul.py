@@ -1,0 +1,319 @@
+"""Hangul names and Korean addresses in free text, fail-closed.
+
+A Hangul word (a run of syllables) is a name when it is a surname (the full census set, one
+or two syllables) plus one or two syllables, optionally followed by particles or an
+honorific (김민수가, 홍정훈님께, 남궁민수 고객), unless that stem is an ordinary word of
+Kiwi's lexicon (이어폰, 정수기, 주문자: :mod:`tracelake.scrub.lexicon_build`) or splits into
+ordinary words of two or more syllables (배송+조회). A word the lexicon does not know is taken
+for a name: recall does not depend on a list of names. Context decides the ambiguous cases:
+after a person label (주문자, 수령인, 예금주, 이름:) or before an honorific (님, 씨, 고객) even an
+ordinary-looking stem that splits as word + particle (이상+은) is a name, and so is a stem
+whose given-name part is a given name Kiwi knows or is made of common given-name syllables.
+
+Korean addresses: two or more administrative units in a row (경기도 수원시, 강남구 역삼동)
+start an address; it runs on over road names, numbers, buildings and parentheses.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from tracelake.scrub.vocab import KO_SURNAMES_1, KO_SURNAMES_2
+
+_DATA = Path(__file__).with_name("data") / "ko_words.txt.gz"
+_LEX: tuple[frozenset[str], frozenset[str]] | None = None
+_LOCK = threading.Lock()
+
+
+def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
+    global _LEX
+    if _LEX is None:
+        with _LOCK:
+            if _LEX is None:
+                lines = gzip.decompress(_DATA.read_bytes()).decode("utf-8").split()
+                words = frozenset(w for w in lines if not w.startswith("@"))
+                given = frozenset(w[1:] for w in lines if w.startswith("@"))
+                _LEX = (words, given)
+    return _LEX
+
+
+# Particles, endings and honorifics that follow a name inside the same word, longest first.
+_SUFFIXES = sorted(
+    {
+        "",
+        *"이가은는을를의와과도로께만".replace("", " ").split(),
+        "에게",
+        "한테",
+        "께서",
+        "에게서",
+        "으로",
+        "이랑",
+        "랑",
+        "하고",
+        "처럼",
+        "보다",
+        "부터",
+        "까지",
+        "이나",
+        "나",
+        "이며",
+        "이고",
+        "이다",
+        "이에요",
+        "예요",
+        "입니다",
+        "이었다",
+        "님",
+        "님께",
+        "님의",
+        "님이",
+        "님은",
+        "님을",
+        "님과",
+        "님께서",
+        "님에게",
+        "님도",
+        "님만",
+        "씨",
+        "씨가",
+        "씨의",
+        "씨는",
+        "씨께",
+        "씨에게",
+        "군",
+        "양",
+        "님으로",
+        "고객",
+        "고객님",
+        "고객님께",
+        "고객님의",
+        "고객님이",
+        "고객에게",
+        "고객의",
+        "고객이",
+        "회원",
+        "회원님",
+        "회원님께",
+        "회원님의",
+        "귀하",
+        "선생님",
+        "님께서는",
+        "님은요",
+    },
+    key=len,
+    reverse=True,
+)
+_SUFFIX_SET = frozenset(_SUFFIXES)
+# Provinces and metropolitan cities, which start with surname syllables (경상북도, 전라남도).
+_PLACE = re.compile(
+    r"(?:서울|부산|대구|인천|광주|대전|울산|세종)(?:특별|광역|특별자치)?시|"
+    r"(?:경상|전라|충청)(?:남|북)도|(?:강원|전북|제주)(?:특별자치)?도|경기도|"
+    r"(?:경북|경남|전남|충북|충남)(?:도)?$"
+)
+_HONORIFIC_SUFFIX = re.compile(r"(?:님|씨|고객|회원|귀하|선생)")
+_NEXT_HONORIFIC = re.compile(r"\s*(?:님|씨|고객|회원|귀하|선생님|앞|귀중)")
+_PERSON_LABEL = re.compile(
+    r"(?:고객|고객명|수령인|수령자|수취인|수신인|받는\s?분|보내는\s?분|주문자|구매자|예금주|명의자?|"
+    r"회원|회원명|담당자|이름|성명|성함|대표자?|신청인|가입자|본인|보호자|배송받는\s?분|"
+    r"name|Name|NAME)\W{0,3}$|:\s*$"
+)
+# Syllables common in given names (first and second position); the two-syllable given names
+# Kiwi's lexicon knows count too.
+_GIVEN_FIRST = frozenset(
+    "민준서연도윤하은지호수아예현우채원시다주진영정성훈희경혜석태재동유승혁빈나린소미선인상"
+    "철환규찬형욱범종건가보라명병학효길순옥숙자말춘광용창기덕중세병봉두한대만금분복미향애화"
+    "명상순갑을필근익은옥용원일이재종청치형혜홍광국남"
+)
+_GIVEN_SECOND = frozenset(
+    "민준서연윤은호수아우원현진영희경혜석훈빈린율결온솔별름숙순철환규찬형욱범식용택종건성혁"
+    "재주정하나미선인상한람슬래지리라동자옥남녀애란웅열만국길기구근대덕도두록룡명무문배범복봉"
+    "분삼생섭송애억연옥완외우웅원월유의이일임점제조중직창천춘충치태필학해향헌협화환효후흠"
+)
+HANGUL_RUN = re.compile("[\uac00-\ud7a3]+")
+_HAS_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def _splits_into_words(text: str, words: frozenset[str]) -> bool:
+    """*text* is ordinary words of 2+ syllables, optionally ending in particles."""
+    n = len(text)
+    ok = [False] * (n + 1)
+    ok[0] = True
+    for i in range(n):
+        if not ok[i]:
+            continue
+        if text[i:] in _SUFFIX_SET:
+            return True
+        for j in range(i + 2, min(n, i + 6) + 1):
+            if text[i:j] in words:
+                ok[j] = True
+    return ok[n]
+
+
+def _stems(run: str) -> list[tuple[str, str]]:
+    """``(stem, suffix)`` splits of *run* where stem = surname + 1-2 syllables."""
+    out: list[tuple[str, str]] = []
+    surname = 2 if run[:2] in KO_SURNAMES_2 else 1 if run[0] in KO_SURNAMES_1 else 0
+    if not surname:
+        return out
+    for given in (2, 1):
+        stem = run[: surname + given]
+        if len(stem) < surname + given:
+            continue
+        suffix = run[len(stem) :]
+        if suffix in _SUFFIX_SET:
+            out.append((stem, suffix))
+    return out
+
+
+def _given_like(given: str, known: frozenset[str]) -> bool:
+    if given in known:
+        return True
+    return len(given) == 2 and given[0] in _GIVEN_FIRST and given[1] in _GIVEN_SECOND
+
+
+@lru_cache(maxsize=16384)
+def _word_verdict(run: str) -> tuple[int, int]:
+    """``(length of the name stem or 0 if this word cannot be a name, strength)``:
+    strength 2 = a name without context, 1 = a name only with context."""
+    words, given_names = _lexicon()
+    best = (0, 0)
+    if _PLACE.match(run):
+        return best
+    for stem, suffix in _stems(run):
+        surname = 2 if stem[:2] in KO_SURNAMES_2 and len(stem) >= 3 else 1
+        given = stem[surname:]
+        if stem in words or run in words:
+            # an ordinary word (이어폰, 주문자) that is also a name (이지원): with context only,
+            # and only when its given part reads as a given name
+            if len(given) == 2 and _given_like(given, given_names) and best[1] == 0:
+                best = (len(stem), 1)
+            continue
+        if len(given) == 1:  # 이준님: two syllables are a name only before an honorific
+            if _HONORIFIC_SUFFIX.match(suffix) and best[1] == 0:
+                best = (len(stem), 1)
+            continue
+        looks_given = _given_like(given, given_names)
+        if _splits_into_words(run, words):
+            # ordinary words (+ particles), 이상+은: a name only with context
+            if looks_given and best[1] == 0:
+                best = (len(stem), 1)
+            continue
+        if stem[:-1] in words or (surname == 1 and stem[1:] in words):
+            # a word + one syllable (주문+일, 배송+지) or surname + a word: a name only if
+            # the given part reads as a given name (이정+웅, 이영+식), else with context only
+            if looks_given:
+                return (len(stem), 2)
+            if best[1] == 0:
+                best = (len(stem), 1)
+            continue
+        return (len(stem), 2)
+    return best
+
+
+def name_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of Hangul names in *text* (the stem only: particles stay)."""
+    spans: list[tuple[int, int]] = []
+    runs = list(HANGUL_RUN.finditer(text))
+    for i, match in enumerate(runs):
+        run = match.group(0)
+        if len(run) < 2:
+            continue
+        length, strength = _word_verdict(run)
+        if not length:
+            continue
+        start = match.start()
+        if strength == 1 and not _in_context(text, runs, i, run[length:]):
+            continue
+        spans.append((start, start + length))
+    return spans
+
+
+def _in_context(text: str, runs: list[re.Match[str]], i: int, suffix: str) -> bool:
+    match = runs[i]
+    if _HONORIFIC_SUFFIX.match(suffix) or _NEXT_HONORIFIC.match(text, match.end()):
+        return True
+    if _PERSON_LABEL.search(text[max(0, match.start() - 12) : match.start()]):
+        return True
+    # alone among non-Hangul text ("Write to 김민수 <a@b.c>", a whole value): no Hangul in the
+    # two words before nor in the two after
+    before = text[: match.start()].split()[-2:]
+    after = text[match.end() :].split()[:2]
+    return not any(_HAS_HANGUL.search(w) for w in (*before, *after))
+
+
+# -- addresses ------------------------------------------------------------------------------
+_PROVINCE = "서울|부산|대구|인천|광주|대전|울산|세종|경기|강원|충북|충남|전북|전남|경북|경남|제주"
+_FIRST_UNIT = re.compile(
+    rf"(?:{_PROVINCE})|[가-힣]{{1,10}}(?:특별시|광역시|특별자치시|특별자치도)|[가-힣]{{2,6}}도"
+    r"|[가-힣]{1,5}(?:시|군)"
+)
+_SECOND_UNIT = re.compile(r"[가-힣0-9]{1,12}(?:시|군|구|읍|면|동|로|길|거리|대로)")
+_ROADISH = re.compile(
+    r"(?:[가-힣0-9]{0,16}(?:로|길|거리|대로|번길|동|리|가|읍|면|구|시|군|마을|단지)(?:\d{1,5}(?:-\d{1,5})?)?"
+    r"|(?:지하|산)?\d{1,5}(?:-\d{1,5})?(?:번지|호|층|동)?"
+    r"|\([^()\n]{1,30}\)|[가-힣A-Za-z0-9]{1,20}(?:아파트|빌딩|빌라|오피스텔|타워|맨션|하우스|센터|상가)"
+    r"|\d{1,5}(?:동|호|층))(?P<particle>으로|로|에서|에|의|까지)?"
+)
+_TOKEN = re.compile(r"\S+")
+
+
+def address_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of Korean street addresses: two administrative units in a row, then on."""
+    tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(text)]
+    words = [
+        _MARK if _MARK in t else t.strip(_PUNCT).replace("(", "").replace(")", "")
+        for _, t in tokens
+    ]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(tokens) - 1:
+        if words[i] == _MARK:  # an address a recognizer found: take what follows
+            j = i + 1
+        elif _FIRST_UNIT.fullmatch(words[i]) and (
+            _SECOND_UNIT.fullmatch(words[i + 1]) or words[i + 1] == _MARK
+        ):
+            j = i + 2
+        else:
+            i += 1
+            continue
+        while j < len(tokens) and words[j] and _ROADISH.fullmatch(words[j]):
+            j += 1
+        start = tokens[i][0] + len(tokens[i][1]) - len(tokens[i][1].lstrip(_PUNCT))
+        if words[i] == _MARK:
+            start = tokens[i][0] + tokens[i][1].index(_MARK)
+        last_start, last = tokens[j - 1]
+        end = last_start + len(last.rstrip(_PUNCT))
+        if words[j - 1] == _MARK:
+            end = last_start + last.index(_MARK) + len(_MARK)
+        elif number := _NUMBER_PARTICLE.fullmatch(words[j - 1]):  # 328로: number + particle
+            end -= len(number.group(1))
+        elif ")" in last and last[last.rindex(")") + 1 :] in _PARTICLES:
+            end = last_start + last.rindex(")") + 1  # (정남안이면)로: 로 is a particle here
+        else:
+            tail = _ROADISH.fullmatch(words[j - 1])
+            if (
+                tail is not None
+                and tail.group("particle")
+                and end - len(tail.group("particle")) > start
+            ):
+                end -= len(
+                    tail.group("particle")
+                )  # 서초대로 12로 배송: the particle is not the address
+        if j > i + 1 and (any(c.isdigit() for c in text[start:end]) or _MARK in text[start:end]):
+            spans.append((start, end))
+            i = j
+        else:
+            i += 1
+    return spans
+
+
+_MARK = "[ADDRESS]"
+_PARTICLES = frozenset(["로", "으로", "에", "에서", "의", "까지"])
+_NUMBER_PARTICLE = re.compile(
+    r"(?:지하|산)?\d{1,5}(?:-\d{1,5})?(?:번지|호)?(으로|로|에서|에|의|까지)"
+)
+_PUNCT = "()[]{}<>,.;:!?\"'"
