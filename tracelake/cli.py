@@ -19,6 +19,7 @@ from rich.table import Table
 from tracelake import lifecycle_cli
 from tracelake.config import Settings
 from tracelake.errors import TracelakeError
+from tracelake.serve_cli import follow_projections, serve
 
 if TYPE_CHECKING:
     from tracelake.store import Store
@@ -214,8 +215,13 @@ def project(
         list[str] | None, typer.Option("--name", help="Only this projection (repeatable)")
     ] = None,
     database_url: DatabaseUrl = None,
+    follow: Annotated[bool, typer.Option("--follow", help="Keep catching up as events arrive")] = (
+        False
+    ),
 ) -> None:
     """Bring the projections (runs, learning records, failures, evidence) up to the log."""
+    if follow:  # rebuild first if asked, then keep following (tracelake/serve_cli.py)
+        return follow_projections(database_url, name, rebuild)
     from tracelake.projections import ProjectionEngine
     from tracelake.store import open_store
     from tracelake.wiring import ensure_schema
@@ -553,6 +559,9 @@ def export_parquet(
         table.add_row(name, str(rows), str(report.watermarks.get(name, 0)))
     out.print(table)
     out.print(f"wrote {report.files} file(s)")
+
+
+app.command()(serve)
 
 
 def main() -> None:

@@ -261,6 +261,7 @@ class PostgresAppender(Appender):
         with raw.cursor() as cur, cur.copy(self._COPY) as copy:
             for e in fresh:  # encoded row by row while the server parses the previous ones
                 copy.write_row(row_of(PreparedEvent.of(e)))
+        conn.exec_driver_sql("NOTIFY tracelake_events")  # at commit: wakes projections/follow.py
 
 
 def _sqlite_time(value: object) -> str:
