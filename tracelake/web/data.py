@@ -259,7 +259,7 @@ def dashboard(store: Store) -> dict[str, Any]:
 
 def failures_over_time(store: Store) -> dict[str, Any]:
     """Failures per collection, reason and time bucket over the last ``WINDOW_DAYS`` days of
-    data (hours when the data spans two days or less)."""
+    data (hours when the data spans two days or less, minutes when three hours or less)."""
     f = failure_taxonomy
     with translate_errors("read failures"), store.engine.connect() as conn:
         latest = conn.execute(sa.select(sa.func.max(f.c.recorded_at))).scalar()
@@ -269,7 +269,8 @@ def failures_over_time(store: Store) -> dict[str, Any]:
         first = conn.execute(
             sa.select(sa.func.min(f.c.recorded_at)).where(f.c.recorded_at >= start)
         ).scalar()
-        unit = "hour" if first is not None and latest - first <= timedelta(days=2) else "day"
+        span = latest - (first or latest)
+        unit = "minute" if span <= timedelta(hours=3) else "hour" if span <= timedelta(days=2) else "day"
         bucket = _bucket(conn.dialect.name, f.c.recorded_at, unit)
         rows = conn.execute(
             sa.select(
@@ -290,10 +291,13 @@ def failures_over_time(store: Store) -> dict[str, Any]:
 
 
 def _bucket(dialect: str, column: Any, unit: str) -> Any:
+    """The bucket's label, UTC: ``2026-12-01``, ``2026-12-01 14:00``, ``2026-12-01 14:05``."""
     if dialect == "postgresql":
-        fmt = "YYYY-MM-DD HH24:00" if unit == "hour" else "YYYY-MM-DD"
-        return sa.func.to_char(sa.func.date_trunc(unit, column), fmt)
-    return sa.func.strftime("%Y-%m-%d %H:00" if unit == "hour" else "%Y-%m-%d", column)
+        fmt = {"day": "YYYY-MM-DD", "hour": "YYYY-MM-DD HH24:00", "minute": "YYYY-MM-DD HH24:MI"}
+        utc = sa.func.timezone("UTC", column)
+        return sa.func.to_char(sa.func.date_trunc(unit, utc), fmt[unit])
+    fmt = {"day": "%Y-%m-%d", "hour": "%Y-%m-%d %H:00", "minute": "%Y-%m-%d %H:%M"}
+    return sa.func.strftime(fmt[unit], column)
 
 
 def tool_latency(store: Store) -> list[dict[str, Any]]:
