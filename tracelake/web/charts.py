@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
+
+from tracelake.web.text import esc as escape
 
 PALETTE = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",

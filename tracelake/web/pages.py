@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import secrets
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from jinja2 import ChainableUndefined, Environment, PackageLoader
-from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -19,6 +17,7 @@ from tracelake.errors import TracelakeError
 from tracelake.promotion import suggestions as sug
 from tracelake.web import charts, data
 from tracelake.web.app import Context, context
+from tracelake.web.text import CONTROL, show
 from tracelake.web.security import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -32,22 +31,9 @@ from tracelake.web.security import (
     set_cookie,
 )
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 MAX_NAME = 100
 MAX_REASON = 500
 QUEUE_ROWS = 300
-
-
-def show(value: Any) -> Any:
-    """Every ``{{ }}`` value: None as nothing, control and bidi characters as visible escapes
-    (they can hide or reorder text); autoescaping then handles markup."""
-    if value is None:
-        return ""
-    if isinstance(value, Markup):
-        return value
-    if isinstance(value, str):
-        return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", value)
-    return value
 
 
 ENV = Environment(
@@ -109,7 +95,7 @@ async def login(request: Request) -> Response:
         request.cookies.get(LOGIN_COOKIE), form.get("csrf")
     ):
         return Response("the login form expired or came from another site; reload it\n", 403)
-    name = _CONTROL.sub("", str(form.get("name") or "")).strip()
+    name = CONTROL.sub("", str(form.get("name") or "")).strip()
     if not password_ok(ctx.config, str(form.get("token") or "")) or not name:
         await asyncio.sleep(0.5)  # slows guessing
         error = "name required" if not name else "wrong token"
