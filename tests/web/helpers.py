@@ -56,7 +56,7 @@ def envelopes(collection: str, tag: str, rng: random.Random, names: set[str] | N
             event = asdict(e)
             if event.get("duration_ms") is not None and event.get("tool"):
                 mu = LATENCY_MU.get(str(event["tool"]), 3.0)
-                event["duration_ms"] = round(rng.lognormvariate(mu, 0.7), 1)
+                event["duration_ms"] = max(int(rng.lognormvariate(mu, 0.7)), 1)  # int: the contract
             env = {"type": "runner.event", "run_id": run_id, "seq": seq, "event": event}
             lines.append(json.dumps(env, ensure_ascii=False).encode() + b"\n")
     return b"".join(lines)
@@ -76,7 +76,8 @@ def load(
         offset = timedelta(days=days - 1 - day, minutes=rng.randrange(600))
         for collection in collections:
             with recorded_earlier(store, offset):
-                ingest_bytes(store, envelopes(collection, f"d{day}", rng, names))
+                report = ingest_bytes(store, envelopes(collection, f"d{day}", rng, names))
+            assert not report.quarantined_total, dict(report.quarantined)
     ProjectionEngine(store).catch_up()
     job.run(store, Policy())
     ProjectionEngine(store).catch_up()
