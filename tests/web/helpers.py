@@ -45,7 +45,9 @@ def recorded_earlier(store: Store, offset: timedelta) -> Iterator[None]:
         del appender.append
 
 
-def envelopes(collection: str, tag: str, rng: random.Random, names: set[str] | None = None) -> bytes:
+def envelopes(
+    collection: str, tag: str, rng: random.Random, names: set[str] | None = None
+) -> bytes:
     lines = []
     for s in scenarios():
         if names is not None and s.name not in names:

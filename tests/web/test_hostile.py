@@ -103,7 +103,7 @@ def seed() -> int:
 
 def test_hostile_stored_text_is_shown_as_text_everywhere(store: Store, seed: int) -> None:
     rng = random.Random(seed)
-    texts = HOSTILE + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 40)))]
+    texts = [*HOSTILE, "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 40)))]
     lines = []
     for i, text in enumerate(texts):
         for env in hostile_run(f"{text}-{i}", text):

@@ -77,9 +77,7 @@ def _nearest_rank(values: list[float], q: float) -> float:
 
 
 def test_dashboard_aggregates_match_the_rows(loaded: Store) -> None:
-    board: dict[str, Any] = (
-        helpers.client(loaded).get("/api/dashboard", headers=AUTH).json()
-    )
+    board: dict[str, Any] = helpers.client(loaded).get("/api/dashboard", headers=AUTH).json()
     with loaded.engine.connect() as conn:
         calls = conn.execute(sa.select(tool_calls.c.tool, tool_calls.c.duration_ms)).all()
         failures = conn.execute(

@@ -41,7 +41,9 @@ def test_queue_lists_by_status_and_collection_with_progress(loaded: Store) -> No
     for d in docs:
         assert d["id"] in page
     claims = c.get("/queue", params={"collection": "claims-api", "status": "promotable"}).text
-    want = [d["id"] for d in docs if d["collection_id"] == "claims-api" and d["status"] == "promotable"]
+    want = [
+        d["id"] for d in docs if d["collection_id"] == "claims-api" and d["status"] == "promotable"
+    ]
     assert want and all(i in claims for i in want)
     assert not any(d["id"] in claims for d in docs if d["collection_id"] == "orders-api")
     in_collection = [d for d in docs if d["collection_id"] == "claims-api"]

@@ -65,9 +65,7 @@ async def get_suggestion(request: Request) -> Response:
     current = await run_in_threadpool(sug.get, ctx.store, sid)
     history = await run_in_threadpool(sug.history, ctx.store, sid)
     evidence = await run_in_threadpool(data.evidence, ctx.store, current.document)
-    return JSONResponse(
-        {"suggestion": current.document, "history": history, "evidence": evidence}
-    )
+    return JSONResponse({"suggestion": current.document, "history": history, "evidence": evidence})
 
 
 async def _body(request: Request) -> dict[str, Any] | Response:
@@ -144,9 +142,7 @@ async def get_dashboard(request: Request) -> Response:
 async def get_metrics(request: Request) -> Response:
     ctx = context(request)
     health = await run_in_threadpool(data.health, ctx.store, ctx.projection_names)
-    return PlainTextResponse(
-        metrics.render(health, ctx.follower), media_type=metrics.CONTENT_TYPE
-    )
+    return PlainTextResponse(metrics.render(health, ctx.follower), media_type=metrics.CONTENT_TYPE)
 
 
 def routes() -> list[Route]:

@@ -55,7 +55,7 @@ def stacked_bars(title: str, buckets: list[str], series: dict[str, list[int]]) -
     ]
     for i, label in enumerate(buckets):
         x = left + i * step + (step - bar) / 2
-        y = top + plot_h
+        y: float = top + plot_h
         for j, name in enumerate(names):
             n = series[name][i]
             if not n:

@@ -270,7 +270,13 @@ def failures_over_time(store: Store) -> dict[str, Any]:
             sa.select(sa.func.min(f.c.recorded_at)).where(f.c.recorded_at >= start)
         ).scalar()
         span = latest - (first or latest)
-        unit = "minute" if span <= timedelta(hours=3) else "hour" if span <= timedelta(days=2) else "day"
+        unit = (
+            "minute"
+            if span <= timedelta(hours=3)
+            else "hour"
+            if span <= timedelta(days=2)
+            else "day"
+        )
         bucket = _bucket(conn.dialect.name, f.c.recorded_at, unit)
         rows = conn.execute(
             sa.select(

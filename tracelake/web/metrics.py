@@ -36,7 +36,9 @@ def render(health: dict[str, Any], follower: Any = None) -> str:
     )
     for name, n in health["lag"].items():
         out.append(f'tracelake_projection_lag_events{{projection="{_label(name)}"}} {n}')
-    _family(out, "tracelake_projection_checkpoint", "gauge", "Last position each projection applied.")
+    _family(
+        out, "tracelake_projection_checkpoint", "gauge", "Last position each projection applied."
+    )
     for name, n in health["checkpoints"].items():
         out.append(f'tracelake_projection_checkpoint{{projection="{_label(name)}"}} {n}')
     _family(out, "tracelake_suggestions", "gauge", "Suggestions by promotion status.")

@@ -17,7 +17,6 @@ from tracelake.errors import TracelakeError
 from tracelake.promotion import suggestions as sug
 from tracelake.web import charts, data
 from tracelake.web.app import Context, context
-from tracelake.web.text import CONTROL, show
 from tracelake.web.security import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -30,6 +29,7 @@ from tracelake.web.security import (
     same_origin,
     set_cookie,
 )
+from tracelake.web.text import CONTROL, show
 
 MAX_NAME = 100
 MAX_REASON = 500
@@ -91,15 +91,13 @@ async def login(request: Request) -> Response:
     ctx = context(request)
     form = await request.form()
     target = safe_next(str(form.get("next") or ""))
-    if not same_origin(request) or not csrf_ok(
-        request.cookies.get(LOGIN_COOKIE), form.get("csrf")
-    ):
+    if not same_origin(request) or not csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
         return Response("the login form expired or came from another site; reload it\n", 403)
     name = CONTROL.sub("", str(form.get("name") or "")).strip()
     if not password_ok(ctx.config, str(form.get("token") or "")) or not name:
         await asyncio.sleep(0.5)  # slows guessing
         error = "name required" if not name else "wrong token"
-        response = render(
+        return render(
             request,
             "login.html",
             401,
@@ -108,12 +106,11 @@ async def login(request: Request) -> Response:
             needs_token=ctx.config.token is not None,
             error=error,
         )
-        return response
     _, cookie = make_session(ctx.config, name[:MAX_NAME])
-    response = RedirectResponse(target, status_code=303)
-    set_cookie(ctx.config, response, SESSION_COOKIE, cookie, int(ctx.config.session_hours * 3600))
-    response.delete_cookie(LOGIN_COOKIE, path="/")
-    return response
+    done = RedirectResponse(target, status_code=303)
+    set_cookie(ctx.config, done, SESSION_COOKIE, cookie, int(ctx.config.session_hours * 3600))
+    done.delete_cookie(LOGIN_COOKIE, path="/")
+    return done
 
 
 async def logout(request: Request) -> Response:
@@ -277,9 +274,7 @@ async def run_page(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     view = await run_in_threadpool(data.run_view, ctx.store, run_id)
     if view is None:
-        return render(
-            request, "error.html", 404, title="No such run", message=f"no run {run_id!r}"
-        )
+        return render(request, "error.html", 404, title="No such run", message=f"no run {run_id!r}")
     return render(request, "run.html", run=view)
 
 

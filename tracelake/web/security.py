@@ -86,7 +86,9 @@ def set_cookie(config: WebConfig, response: Response, name: str, value: str, age
 
 
 def csrf_ok(expected: str | None, given: Any) -> bool:
-    return bool(expected) and isinstance(given, str) and hmac.compare_digest(expected, given)  # type: ignore[arg-type]
+    if not expected or not isinstance(given, str):
+        return False
+    return hmac.compare_digest(expected.encode(), given.encode())
 
 
 def token_ok(config: WebConfig, request: Request) -> bool:
