@@ -138,6 +138,11 @@ def test_review_in_a_browser(page: Any, server: str, loaded: Store, db_url: str)
 
     pg.click("nav.tabs >> text=/^promotable/")
     pg.wait_for_url("**/queue?status=promotable")
+    pg.select_option("select[name=collection]", "orders-api")
+    pg.click("button:has-text(\"Filter\")")
+    pg.wait_for_url("**/queue?status=promotable&collection=orders-api")
+    collections = pg.locator("table.queue tbody tr td:nth-child(2)").all_inner_texts()
+    assert collections and set(collections) == {"orders-api"}
     _shot(pg, "queue.png")
     first = pg.locator("table.queue tbody tr a").first
     first_id = first.inner_text()
@@ -184,6 +189,11 @@ def test_review_in_a_browser(page: Any, server: str, loaded: Store, db_url: str)
     pg.wait_for_url("**/runs/**")
     assert pg.get_by_role("heading", name="Timeline").is_visible()
     assert pg.locator("table.timeline tbody tr").count() > 2
+    # a failed run: where, why, what the operator should do (the `explain` view)
+    pg.goto(f"{server}/runs/orders-api-d1-server_500_exhausted")
+    assert pg.get_by_role("heading", name="Failure").is_visible()
+    assert "http_5xx" in pg.locator("dl.facts").last.inner_text()
+    assert pg.locator("tr.bad").count() >= 1  # the failed and retried steps stand out
     _shot(pg, "run.png")
 
 

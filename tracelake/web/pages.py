@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -46,6 +47,21 @@ ENV = Environment(
 )
 ENV.filters["seg"] = lambda v: quote(str(v), safe="")  # one URL path segment
 ENV.filters["qs"] = lambda d: urlencode({k: v for k, v in d.items() if v})
+ENV.filters["when"] = lambda v: str(v or "")[:16].replace("T", " ")  # ISO, to the minute (UTC)
+ENV.filters["ms"] = lambda v: "" if v is None else f"{float(v):g}"
+
+
+def preview(value: Any) -> str:
+    """A scrubbed preview (``{"_preview": ..., "_bytes": n}``) as its value and size."""
+    if isinstance(value, dict) and "_preview" in value:
+        inner = json.dumps(value["_preview"], ensure_ascii=False)
+        size = value.get("_bytes")
+        cut = " (truncated)" if value.get("_truncated") else ""
+        return f"{inner} · {size} bytes{cut}" if size is not None else inner
+    return json.dumps(value, ensure_ascii=False)
+
+
+ENV.filters["preview"] = preview
 
 
 def render(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
