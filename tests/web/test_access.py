@@ -16,6 +16,7 @@ from tracelake.promotion import suggestions as sug
 from tracelake.store import Store
 from tracelake.web import WebConfig
 from tracelake.web.config import is_loopback
+from tracelake.web.security import safe_next
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "example.com"])
@@ -162,3 +163,13 @@ def test_security_headers(loaded: Store) -> None:
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert r.headers["x-content-type-options"] == "nosniff"
     assert r.headers["x-frame-options"] == "DENY"
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["//evil.example", "/\t/evil.example", "/\n/evil.example", "/\\evil.example",
+     "https://evil.example", "javascript:alert(1)", " /x", ""],
+)  # fmt: skip
+def test_login_never_redirects_off_site(target: str) -> None:
+    assert safe_next(target) == "/"
+    assert safe_next("/queue?status=promotable") == "/queue?status=promotable"

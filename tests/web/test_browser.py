@@ -82,11 +82,10 @@ def server(loaded: Store, db_url: str, tmp_path: Path) -> Iterator[str]:
                     raise AssertionError((tmp_path / "serve.log").read_text()) from None
                 time.sleep(0.2)
         yield base
+        proc.terminate()  # SIGTERM: uvicorn drains, the lifespan stops the follower
+        assert proc.wait(timeout=60) == 0, (tmp_path / "serve.log").read_text()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
+        if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
         log.close()
@@ -139,7 +138,7 @@ def test_review_in_a_browser(page: Any, server: str, loaded: Store, db_url: str)
     pg.click("nav.tabs >> text=/^promotable/")
     pg.wait_for_url("**/queue?status=promotable")
     pg.select_option("select[name=collection]", "orders-api")
-    pg.click("button:has-text(\"Filter\")")
+    pg.click('button:has-text("Filter")')
     pg.wait_for_url("**/queue?status=promotable&collection=orders-api")
     collections = pg.locator("table.queue tbody tr td:nth-child(2)").all_inner_texts()
     assert collections and set(collections) == {"orders-api"}

@@ -120,6 +120,8 @@ def safe_next(target: str | None) -> str:
     """A local path to go to after login; anything else (``//evil``, ``https:``) is ``/``."""
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
         return "/"
+    if any(ord(c) <= 0x20 or ord(c) == 0x7F for c in target):
+        return "/"  # browsers drop tabs and newlines: "/\t/evil" would become "//evil"
     return target
 
 
