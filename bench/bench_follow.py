@@ -6,7 +6,7 @@ it, side by side with the floor — the same catch-up called synchronously right
 Each batch is the 14 demo scenarios through graph-tool-call's real PlanRunner (~100 events, as
 envelopes), ingested with the normal path (scrubbed); the clock starts when the ingest has
 committed. Follow mode: a :class:`Follower` thread (PostgreSQL: woken by NOTIFY; SQLite: polling
-every second, as shipped); the probe reads the checkpoints every 2 ms. Baseline: no follower,
+every 0.25 s, as shipped); the probe reads the checkpoints every 2 ms. Baseline: no follower,
 ``ProjectionEngine.catch_up()`` called at once. The difference is the wake-up cost.
 """
 

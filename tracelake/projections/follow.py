@@ -76,7 +76,7 @@ class Follower:
         store: Store,
         names: Sequence[str] | None = None,
         *,
-        poll_interval: float = 1.0,
+        poll_interval: float = 0.25,
         notify_fallback: float = 10.0,
         standby_interval: float = 5.0,
         engine: ProjectionEngine | None = None,
