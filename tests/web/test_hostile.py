@@ -161,3 +161,35 @@ def test_api_returns_hostile_text_as_json_strings(store: Store) -> None:
     )
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     assert r.json()["run_id"] == "<script>x</script>"
+
+
+def test_hostile_request_ids_are_not_found_never_errors(store: Store) -> None:
+    c = helpers.client(store)
+    helpers.login(c)
+    auth = {"authorization": f"Bearer {helpers.TOKEN}"}
+    for raw in ("%00", "a%00b", "%ED%A0%80", "x" * 5000, "%2e%2e%2f%2e%2e", "%0d%0aSet-Cookie:x=1"):
+        for path in (f"/suggestions/{raw}", f"/runs/{raw}"):
+            assert c.get(path).status_code == 404, path
+            assert c.get(f"/api{path}", headers=auth).status_code == 404, path
+        for path in (f"/queue?collection={raw}", f"/api/suggestions?collection={raw}"):
+            r = c.get(path, headers=auth)
+            assert r.status_code == 200 and "set-cookie" not in r.headers, path
+
+
+def test_an_unreachable_database_is_a_503_not_a_traceback() -> None:
+    from starlette.testclient import TestClient
+
+    from tracelake.store import open_store
+    from tracelake.web import WebConfig, create_app
+
+    down = open_store("postgresql://postgres@127.0.0.1:9/none?connect_timeout=2")
+    config = WebConfig(token=helpers.TOKEN, follow=False)
+    c = TestClient(create_app(down, config, b"k" * 32), base_url=helpers.BASE)
+    helpers.login(c)
+    page = c.get("/queue")
+    assert page.status_code == 503 and "unreachable" in page.text and "Traceback" not in page.text
+    api = c.get("/api/suggestions", headers={"authorization": f"Bearer {helpers.TOKEN}"})
+    assert api.status_code == 503 and "TRACELAKE_DATABASE_URL" in api.json()["error"]
+    metrics = c.get("/metrics", headers={"authorization": f"Bearer {helpers.TOKEN}"})
+    assert metrics.status_code == 503
+    down.dispose()

@@ -11,11 +11,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from tracelake.errors import TracelakeError
+from tracelake.errors import StoreError, TracelakeError
 from tracelake.promotion import suggestions as sug
 from tracelake.web import data, metrics
 from tracelake.web.app import context
 from tracelake.web.security import token_ok
+from tracelake.web.text import ident
 
 Handler = Callable[[Request], Awaitable[Response]]
 MAX_BODY = 64 * 1024
@@ -35,6 +36,8 @@ def guarded(handler: Handler) -> Handler:
             return await handler(request)
         except sug.SuggestionNotFoundError as exc:
             return _error(404, str(exc))
+        except StoreError:
+            raise  # the app's handler: 503 while the database is unreachable, else 500
         except TracelakeError as exc:
             return _error(409 if isinstance(exc, sug.DecisionRefusedError) else 400, str(exc))
 
@@ -52,7 +55,7 @@ async def list_suggestions(request: Request) -> Response:
     ctx = context(request)
     await _ready(request)
     status = request.query_params.get("status") or None
-    collection = request.query_params.get("collection") or None
+    collection = ident(request.query_params.get("collection") or "") or None
     docs = await run_in_threadpool(sug.list_suggestions, ctx.store, collection, status)
     return JSONResponse(docs)
 
@@ -61,7 +64,7 @@ async def list_suggestions(request: Request) -> Response:
 async def get_suggestion(request: Request) -> Response:
     ctx = context(request)
     await _ready(request)
-    sid = request.path_params["sid"]
+    sid = ident(request.path_params["sid"])
     current = await run_in_threadpool(sug.get, ctx.store, sid)
     history = await run_in_threadpool(sug.history, ctx.store, sid)
     evidence = await run_in_threadpool(data.evidence, ctx.store, current.document)
@@ -104,7 +107,7 @@ async def _decide(request: Request, to: str) -> Response:
         sug.decide,
         ctx.store,
         ctx.scrubber,
-        request.path_params["sid"],
+        ident(request.path_params["sid"]),
         to,
         by[:100],
         reason[:500] or "approved through the API",
@@ -125,7 +128,7 @@ async def reject(request: Request) -> Response:
 @guarded
 async def get_run(request: Request) -> Response:
     ctx = context(request)
-    run_id = request.path_params["run_id"]
+    run_id = ident(request.path_params["run_id"])
     view = await run_in_threadpool(data.run_view, ctx.store, run_id)
     if view is None:
         return _error(404, f"no run {run_id!r}")

@@ -10,6 +10,7 @@ same way, with the signed-in name as ``decided_by`` and the append time as "when
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -17,9 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from tracelake.errors import StoreUnavailableError, TracelakeError
 from tracelake.projections import ProjectionEngine
 from tracelake.projections.follow import Follower, start_thread
 from tracelake.store import Store
@@ -28,6 +32,8 @@ from tracelake.web.security import Guard
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber
+
+log = logging.getLogger("tracelake.web")
 
 
 @dataclass
@@ -83,9 +89,22 @@ def create_app(store: Store, config: WebConfig, key: bytes) -> Starlette:
         routes=routes,
         middleware=[Middleware(Guard, config=config)],
         lifespan=lifespan,
+        exception_handlers={TracelakeError: store_error},
     )
     app.state.ctx = ctx
     return app
+
+
+async def store_error(request: Request, exc: Exception) -> Response:
+    """A database error a handler did not expect: say what happened (503 while the database
+    is unreachable), as JSON for the API and a page otherwise; never a traceback."""
+    status = 503 if isinstance(exc, StoreUnavailableError) else 500
+    log.warning("%s %s: %s", request.method, request.url.path, exc)
+    if request.url.path.startswith(("/api/", "/metrics")):
+        return JSONResponse({"error": str(exc)}, status_code=status)
+    from tracelake.web.pages import render
+
+    return render(request, "error.html", status, title="The store refused", message=str(exc))
 
 
 def context(request: Any) -> Context:

@@ -30,7 +30,7 @@ from tracelake.web.security import (
     same_origin,
     set_cookie,
 )
-from tracelake.web.text import CONTROL, show
+from tracelake.web.text import CONTROL, ident, show
 
 MAX_NAME = 100
 MAX_REASON = 500
@@ -182,7 +182,7 @@ def _filters(request: Request) -> tuple[str | None, str | None]:
     status = request.query_params.get("status") or None
     if status not in (None, *sug.STATUSES):
         status = None
-    collection = request.query_params.get("collection") or None
+    collection = ident(request.query_params.get("collection") or "") or None
     return status, collection
 
 
@@ -210,7 +210,7 @@ async def suggestion_page(request: Request) -> Response:
     session = read_session(ctx.config, request)
     if session is None:
         return _login_redirect(request)
-    sid = request.path_params["sid"]
+    sid = ident(request.path_params["sid"])
     status, collection = _filters(request)
     await _ready(ctx)
     try:
@@ -245,10 +245,13 @@ async def decide(request: Request) -> Response:
         return render(request, "error.html", 403, title="Forbidden", message="CSRF check failed")
     if ctx.config.read_only:
         return render(request, "error.html", 403, title="Read-only", message="read-only mode")
-    sid = request.path_params["sid"]
+    sid = ident(request.path_params["sid"])
     action = form.get("action")
     reason = str(form.get("reason") or "").strip()
-    filters = {"status": form.get("status") or "", "collection": form.get("collection") or ""}
+    filters = {
+        "status": form.get("status") or "",
+        "collection": ident(str(form.get("collection") or "")),
+    }
     back = f"/suggestions/{quote(sid, safe='')}"
     if action not in ("approve", "reject"):
         return render(request, "error.html", 400, title="Bad request", message="unknown action")
@@ -287,7 +290,7 @@ async def run_page(request: Request) -> Response:
     ctx = context(request)
     if read_session(ctx.config, request) is None:
         return _login_redirect(request)
-    run_id = request.path_params["run_id"]
+    run_id = ident(request.path_params["run_id"])
     view = await run_in_threadpool(data.run_view, ctx.store, run_id)
     if view is None:
         return render(request, "error.html", 404, title="No such run", message=f"no run {run_id!r}")

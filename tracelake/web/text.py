@@ -32,3 +32,9 @@ def show(value: Any) -> Any:
 def esc(value: Any) -> Markup:
     """For markup we build ourselves (SVG): visible escapes, then HTML-escaped."""
     return escape(visible(str(value)))
+
+
+def ident(value: str) -> str:
+    """An id or filter from a request, as the store would hold it: NUL (which no backend stores)
+    became U+FFFD at ingest, so it does here too, instead of a database error."""
+    return value.replace("\x00", "\ufffd")
