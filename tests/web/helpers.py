@@ -108,6 +108,7 @@ def login(c: TestClient, name: str = "ops-lead", token: str | None = TOKEN) -> s
     form = {"csrf": csrf_of(page.text), "name": name, "next": "/queue"}
     if token is not None:
         form["token"] = token
-    done = c.post("/login", data=form, headers={"origin": BASE}, follow_redirects=False)
+    origin = str(c.base_url).rstrip("/")
+    done = c.post("/login", data=form, headers={"origin": origin}, follow_redirects=False)
     assert done.status_code == 303, done.text
     return csrf_of(c.get("/queue").text)

@@ -173,3 +173,20 @@ def test_security_headers(loaded: Store) -> None:
 def test_login_never_redirects_off_site(target: str) -> None:
     assert safe_next(target) == "/"
     assert safe_next("/queue?status=promotable") == "/queue?status=promotable"
+
+
+def test_sign_in_over_plain_http_from_afar_explains_instead_of_looping(loaded: Store) -> None:
+    from starlette.testclient import TestClient
+
+    from tracelake.scrub import load_pseudonym_key
+    from tracelake.web import create_app
+
+    config = WebConfig(host="0.0.0.0", token=helpers.TOKEN, follow=False)
+    app = create_app(loaded, config, load_pseudonym_key(loaded.url))
+    c = TestClient(app, base_url="http://tracelake.internal:8080")
+    page = c.get("/login")
+    form = {"csrf": helpers.csrf_of(page.text), "name": "ops", "token": helpers.TOKEN}
+    r = c.post("/login", data=form)
+    assert r.status_code == 400 and "TLS reverse proxy" in r.text
+    behind_proxy = TestClient(app, base_url="https://tracelake.internal")
+    helpers.login(behind_proxy)  # over HTTPS the same server signs in

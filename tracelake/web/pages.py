@@ -18,6 +18,7 @@ from tracelake.errors import TracelakeError
 from tracelake.promotion import suggestions as sug
 from tracelake.web import charts, data
 from tracelake.web.app import Context, context
+from tracelake.web.config import is_loopback
 from tracelake.web.security import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -105,6 +106,16 @@ async def login_form(request: Request) -> Response:
 
 async def login(request: Request) -> Response:
     ctx = context(request)
+    if ctx.config.secure_cookies and not _secure_origin(request):
+        return render(
+            request,
+            "error.html",
+            400,
+            title="Sign-in needs HTTPS",
+            message="this page came over plain HTTP from another machine, and browsers keep the "
+            "session cookie (Secure) only over HTTPS or on localhost: put a TLS reverse proxy in "
+            "front of `tracelake serve` (it honours X-Forwarded-Proto from 127.0.0.1)",
+        )
     form = await request.form()
     target = safe_next(str(form.get("next") or ""))
     if not same_origin(request) or not csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
@@ -127,6 +138,11 @@ async def login(request: Request) -> Response:
     set_cookie(ctx.config, done, SESSION_COOKIE, cookie, int(ctx.config.session_hours * 3600))
     done.delete_cookie(LOGIN_COOKIE, path="/")
     return done
+
+
+def _secure_origin(request: Request) -> bool:
+    """HTTPS, or a loopback host (browsers treat localhost as a secure context)."""
+    return request.url.scheme == "https" or is_loopback(request.url.hostname or "")
 
 
 async def logout(request: Request) -> Response:
