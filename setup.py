@@ -21,7 +21,13 @@ setup(
     packages=sorted(find_packages(include=["tracelake", "tracelake.*"]) + list(MAPPED)),
     package_dir=MAPPED,
     package_data={
-        "tracelake": ["sql/*.sql", "py.typed", "scrub/data/*.gz"],
+        "tracelake": [
+            "sql/*.sql",
+            "py.typed",
+            "scrub/data/*.gz",
+            "web/templates/*.html",
+            "web/static/*",
+        ],
         "tracelake.migrations": ["script.py.mako"],
     },
 )

@@ -39,6 +39,7 @@ from tracelake.console import (
     table,
 )
 from tracelake.errors import TracelakeError
+from tracelake.serve_cli import follow_projections, serve
 
 if TYPE_CHECKING:
     from tracelake.store import Store
@@ -464,8 +465,13 @@ def project(
         list[str] | None, typer.Option("--name", help="Only this projection (repeatable)")
     ] = None,
     database_url: DatabaseUrl = None,
+    follow: Annotated[bool, typer.Option("--follow", help="Keep catching up as events arrive")] = (
+        False
+    ),
 ) -> None:
     """Bring the projections (runs, learning records, failures, evidence) up to the log."""
+    if follow:  # rebuild first if asked, then keep following (tracelake/serve_cli.py)
+        return follow_projections(database_url, name, rebuild)
     from tracelake.projections import ProjectionEngine
     from tracelake.store.engine import retry_busy
 
@@ -806,6 +812,9 @@ def export_parquet(
     rows = [(n, r, report.watermarks.get(n, 0)) for n, r in report.rows.items()]
     table(out, ("table", "new rows", "watermark"), rows, str(directory))
     say(out, f"wrote {report.files} file(s)")
+
+
+app.command()(serve)
 
 
 # ---------------------------------------------------------------------------- the boundary

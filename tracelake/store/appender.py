@@ -285,6 +285,7 @@ class PostgresAppender(Appender):
             # COPY text built here in blocks: the server parses one while the next is built.
             for start in range(0, len(fresh), COPY_BLOCK):
                 copy.write(copy_text(fresh[start : start + COPY_BLOCK]))
+        conn.exec_driver_sql("NOTIFY tracelake_events")  # at commit: wakes projections/follow.py
 
 
 def _encoded(rows: Sequence[EncodedEvent | NewEvent]) -> list[EncodedEvent]:
