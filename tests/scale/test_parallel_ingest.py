@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -125,7 +126,25 @@ def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
                 )
             )
         ]
-    return events, quarantine
+    return _same_subjects(events), _same_subjects(quarantine)
+
+
+# pseudonyms, and the event ids derived from a pseudonymised run id
+_PSEUDONYM = re.compile(r"psn_[0-9a-f]{16,}|ev-[0-9a-f]{24}")
+
+
+def _same_subjects(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Pseudonyms numbered by first appearance. Each database holds its own per-subject secrets
+    (erasure by crypto-shredding), so two databases give one subject different pseudonyms; what
+    must be the same is which values share one."""
+    names: dict[str, str] = {}
+
+    def name(m: re.Match[str]) -> str:
+        return names.setdefault(m.group(0), f"psn#{len(names)}")
+
+    return [
+        tuple(_PSEUDONYM.sub(name, v) if isinstance(v, str) else v for v in row) for row in rows
+    ]
 
 
 @pytest.mark.slow
