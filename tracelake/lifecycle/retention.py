@@ -40,26 +40,12 @@ from tracelake.errors import StoreError
 from tracelake.lifecycle import verify
 from tracelake.lifecycle.erasure import LIFECYCLE_RUN, SOURCE
 from tracelake.store import Store, partitions
+from tracelake.store.appender import COLUMNS as APPENDED_COLUMNS
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.records import NewEvent
 
 CHUNK = 20_000
-COLUMNS = (
-    "position",
-    "run_id",
-    "seq",
-    "type",
-    "source",
-    "event_id",
-    "plan_id",
-    "step_id",
-    "tool",
-    "collection_id",
-    "recorded_at",
-    "content_hash",
-    "payload",
-    "redactions",
-)
+COLUMNS = ("position", *APPENDED_COLUMNS)  # every stored column, in table order
 
 
 @dataclass
