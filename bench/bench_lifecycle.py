@@ -31,7 +31,7 @@ from bench._pg import scratch_database
 from bench.bench_append import corpus
 from tracelake.lifecycle.verify import verify
 from tracelake.store import NewEvent, appender, migrate, open_store
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake.store import schema
-from tracelake.store.engine import translate_errors
+from tracelake.store.connection import translate_errors
 from tracelake.store.schema import (
     binding_repair_evidence,
     coercion_evidence,

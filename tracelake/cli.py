@@ -473,7 +473,7 @@ def project(
     if follow:  # rebuild first if asked, then keep following (tracelake/serve_cli.py)
         return follow_projections(database_url, name, rebuild)
     from tracelake.projections import ProjectionEngine
-    from tracelake.store.engine import retry_busy
+    from tracelake.store.connection import retry_busy
 
     with _checked_store(database_url) as store:
         engine = ProjectionEngine(store)

@@ -94,7 +94,7 @@ def db_partitions(
 ) -> None:
     """Prepare the monthly partitions of events ahead of time (PostgreSQL; owner)."""
     from tracelake.store import partitions
-    from tracelake.store.engine import translate_errors, write_transaction
+    from tracelake.store.connection import translate_errors, write_transaction
 
     store = _store(database_url)
     try:

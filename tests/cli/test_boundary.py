@@ -22,7 +22,7 @@ from tests.ingest.helpers import gtc_runs, ingest_bytes, jsonl
 from tracelake.cli import main
 from tracelake.errors import StoreBusyError
 from tracelake.store import Store, migrate, open_store
-from tracelake.store.engine import create_engine, retry_busy, translate
+from tracelake.store.connection import create_engine, retry_busy, translate
 from tracelake.store.schema import events
 
 

@@ -15,7 +15,7 @@ from faker import Faker
 from tests.conftest import PgServer
 from tracelake.lifecycle.verify import verify
 from tracelake.store import NewEvent, Store, migrate, open_store, partitions
-from tracelake.store.engine import create_engine, write_transaction
+from tracelake.store.connection import create_engine, write_transaction
 
 PG = [pytest.mark.postgres, pytest.mark.parametrize("backend", ["postgresql"])]
 JAN = datetime(2026, 1, 31, 23, 59, 59, tzinfo=UTC)

@@ -18,7 +18,7 @@ from tracelake.errors import AppendOnlyViolationError
 from tracelake.lifecycle import retention
 from tracelake.lifecycle.verify import verify
 from tracelake.store import Store, partitions
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 
 START = datetime(2026, 1, 20, 6, 0, tzinfo=UTC)
 

@@ -23,7 +23,7 @@ from tracelake.lifecycle.verify import verify
 from tracelake.projections.engine import ProjectionEngine
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store, open_store
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 PG = [pytest.mark.postgres, pytest.mark.parametrize("backend", ["postgresql"])]
 

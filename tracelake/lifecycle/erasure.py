@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection
 
 from tracelake.lifecycle.subjects import pseudonym_with, secrets_for, subject_ref
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.records import NewEvent
 from tracelake.store.schema import JSONDocument, metadata
 

@@ -41,7 +41,7 @@ from tracelake.lifecycle import verify
 from tracelake.lifecycle.erasure import LIFECYCLE_RUN, SOURCE
 from tracelake.store import Store, partitions
 from tracelake.store.appender import COLUMNS as APPENDED_COLUMNS
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.records import NewEvent
 
 CHUNK = 20_000

@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from tracelake.errors import ConfigError, StoreError
 from tracelake.store import partitions
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.schema import metadata
 
 WRITER = "tracelake_writer"

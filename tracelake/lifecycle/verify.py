@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from tracelake.store import chain
-from tracelake.store.engine import translate_errors
+from tracelake.store.connection import translate_errors
 
 CHECKPOINT = "db verify"
 

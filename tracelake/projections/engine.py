@@ -42,7 +42,7 @@ from sqlalchemy.engine import Connection
 from tracelake.errors import ConfigError
 from tracelake.projections.fold import RunFold, advance, fold
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.records import StoredEvent
 from tracelake.store.schema import projection_checkpoints as checkpoints
 

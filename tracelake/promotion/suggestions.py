@@ -17,7 +17,7 @@ from tracelake.promotion.decisions import (
     run_id_of,
 )
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors
+from tracelake.store.connection import translate_errors
 from tracelake.store.schema import learning_records, suggestions
 
 if TYPE_CHECKING:

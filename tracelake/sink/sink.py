@@ -85,7 +85,7 @@ class TraceSink:
 
         from tracelake.scrub import get_scrubber, load_pseudonym_key
         from tracelake.store import open_store
-        from tracelake.store.engine import create_engine
+        from tracelake.store.connection import create_engine
 
         if on_full not in ("block", "drop"):
             raise ValueError(f"on_full must be 'block' or 'drop', not {on_full!r}")

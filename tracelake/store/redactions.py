@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake import codec
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.schema import redaction_reports
 
 MAX_CACHED = 100_000  # hostile inputs with ever-new reports must not grow memory unbounded

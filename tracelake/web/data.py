@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from tracelake.projections.explain import explain
 from tracelake.promotion import suggestions as sug
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors
+from tracelake.store.connection import translate_errors
 from tracelake.store.schema import (
     binding_repair_evidence,
     coercion_evidence,
