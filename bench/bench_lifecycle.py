@@ -146,7 +146,7 @@ def main() -> None:
                     if chained:
                         store = open_store(url)
                         t = time.perf_counter()
-                        result = verify(store.engine, full=True, save=False)
+                        result = verify(store, full=True, save=False)
                         elapsed = time.perf_counter() - t
                         store.dispose()
                         assert result.ok and result.events == len(rows), result
