@@ -116,7 +116,7 @@ def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         )
         for e in store.reader.iter_all()
     ]
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         quarantine = [
             tuple(r)
             for r in conn.execute(
