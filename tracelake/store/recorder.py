@@ -74,11 +74,6 @@ class Store:
         self.quarantine = quarantine
         self.reader = reader
 
-    @property
-    def engine(self) -> Engine:
-        """Temporary, until every caller uses the methods below (removed in this branch)."""
-        return self._engine
-
     # -- what kind of database ----------------------------------------------------------------
     @property
     def dialect(self) -> str:
