@@ -22,10 +22,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tracelake import codec
-from tracelake.contracts import classify
 from tracelake.ingest.lines import iter_lines
 from tracelake.ingest.parse import parse_line
 from tracelake.pipeline import scrub
+from tracelake.runners import classify
 from tracelake.scrub import get_scrubber
 from tracelake.scrub.scrubber import clear_caches
 

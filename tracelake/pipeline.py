@@ -1,6 +1,6 @@
 """The one path into the log, shared by ``tracelake ingest`` and the sink.
 
-normalize (contracts) -> scrub (fail closed) -> NewEvent with its indexed columns -> append.
+normalize (runners) -> scrub (fail closed) -> NewEvent with its indexed columns -> append.
 Nothing reaches disk (table, spool, quarantine, log line) before the scrubber has seen it: the
 functions here are the only ones that turn inbound data into something storable.
 """
@@ -17,7 +17,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tracelake import codec
-from tracelake.contracts import SOURCE_AGENTLANE, SOURCE_GRAPH_TOOL_CALL, InboundEvent
+from tracelake.runners import InboundEvent
+from tracelake.runners.registry import columns_of
 from tracelake.scrub.pseudonym import subject_key
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
 from tracelake.store.redactions import Reports
@@ -85,15 +86,7 @@ def indexed_columns(
 ) -> tuple[str, str | None, str | None, str | None, str | None]:
     """``(type, plan_id, step_id, tool, collection_id)`` read from a *scrubbed* payload."""
     p = payload
-    plan_id = step_id = tool = None
-    if source == SOURCE_GRAPH_TOOL_CALL:
-        plan_id, step_id, tool = _text(p, "plan_id"), _text(p, "step_id"), _text(p, "tool")
-    elif source == SOURCE_AGENTLANE:
-        body = p.get("payload")
-        if isinstance(body, dict):
-            call = body.get("tool_call")
-            fn = call.get("function") if isinstance(call, dict) else None
-            tool = _text(fn, "name") if isinstance(fn, dict) else None
+    plan_id, step_id, tool = columns_of(source, p)  # as the event's runner reads them
     etype = p.get("type")
     return (
         etype if isinstance(etype, str) and etype else "unknown",  # the scrubbed type

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracelake import codec
-from tracelake.contracts import InboundEvent
+from tracelake.runners import InboundEvent
 
 if TYPE_CHECKING:
     from tracelake.store import Store

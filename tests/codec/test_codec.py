@@ -10,10 +10,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tracelake import codec
-from tracelake.contracts import to_jsonable
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
 from tracelake.ingest.parse import _finite_float, _reject_constant, parse_line
+from tracelake.runners import to_jsonable
 
 MAX_DEPTH = 6
 

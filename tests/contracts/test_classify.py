@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 
 from tests.conftest import AGENTLANE, require_agentlane_samples
-from tracelake.contracts import (
+from tracelake.demo import run_scenario, scenarios
+from tracelake.errors import ContractError
+from tracelake.runners import (
     SOURCE_AGENTLANE,
     SOURCE_GRAPH_TOOL_CALL,
     SOURCE_UNKNOWN,
     classify,
     classify_object,
 )
-from tracelake.contracts.graph_tool_call import EVENT_MODELS
-from tracelake.demo import run_scenario, scenarios
-from tracelake.errors import ContractError
+from tracelake.runners.graph_tool_call import EVENT_MODELS
 
 DEPTH = 64
 

@@ -16,7 +16,7 @@ from tracelake.lifecycle import subjects as subject_mod
 from tracelake.lifecycle.erasure import erase, find
 from tracelake.lifecycle.subjects import SubjectSecrets, pseudonym_with, subject_ref
 from tracelake.lifecycle.verify import verify
-from tracelake.projections.engine import ProjectionEngine
+from tracelake.projections.runner import ProjectionEngine
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store
 

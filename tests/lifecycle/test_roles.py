@@ -20,7 +20,7 @@ from tracelake.lifecycle import retention
 from tracelake.lifecycle.erasure import erase
 from tracelake.lifecycle.roles import as_owner, setup_roles
 from tracelake.lifecycle.verify import verify
-from tracelake.projections.engine import ProjectionEngine
+from tracelake.projections.runner import ProjectionEngine
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store, open_store
 from tracelake.store.connection import create_engine

@@ -14,7 +14,7 @@ from graph_tool_call.plan import Plan, PlanRunner, PlanStep
 
 from tests.ingest.helpers import ingest_bytes
 from tracelake.projections import ProjectionEngine
-from tracelake.projections.taxonomy import classify
+from tracelake.runners.failure_reasons import classify
 from tracelake.store import Store
 
 OUTPUTS: dict[str, Any] = {

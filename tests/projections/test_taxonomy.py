@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracelake.projections.taxonomy import REASONS, classify
+from tracelake.runners.failure_reasons import REASONS, classify
 
 
 @pytest.mark.parametrize(

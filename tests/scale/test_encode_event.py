@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from tests.ingest.helpers import gtc_runs
-from tracelake.contracts import classify
 from tracelake.pipeline import encode_event, new_event, scrub
+from tracelake.runners import classify
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store
 from tracelake.store.records import EncodedEvent

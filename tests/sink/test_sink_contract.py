@@ -15,7 +15,7 @@ from faker import Faker
 
 from tests.sink.private_pg import PrivatePostgres
 from tests.sink.test_faults import assert_exactly_once, stored_keys, wait_for
-from tracelake.contracts import to_jsonable
+from tracelake.runners import to_jsonable
 from tracelake.sink import TraceSink
 from tracelake.store import Store, migrate, open_store
 from tracelake.store.connection import create_engine

@@ -9,10 +9,10 @@ import math
 from typing import Any
 
 from tracelake import codec
-from tracelake.contracts import to_jsonable
-from tracelake.contracts.jsonsafe import clean_text
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
+from tracelake.runners import to_jsonable
+from tracelake.runners.normalize import clean_text
 
 
 def unstorable_id(key: bytes, value: str) -> str:

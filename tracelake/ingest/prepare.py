@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from tracelake import codec
-from tracelake.contracts import classify
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
 from tracelake.ingest.parse import parse_line
 from tracelake.pipeline import indexed_columns, quarantine_item, safe_identifier, scrub
+from tracelake.runners import classify
 from tracelake.runs import content_digest
 from tracelake.store.records import QuarantineItem, hash_payload
 

@@ -1,13 +1,14 @@
 """Projections: read models derived from the scrubbed event log, rebuildable from it.
 
-``ProjectionEngine`` (``engine.py``) keeps one checkpoint per projection and writes rows and
-checkpoint in one transaction. One module per projection; ``fold.py`` interprets one run;
-``taxonomy.py`` classifies failures; ``explain.py`` explains one run.
+``ProjectionEngine`` (``runner.py``) keeps one checkpoint per projection and writes rows and
+checkpoint in one transaction. One module per projection (named after its table); ``fold.py``
+folds one run through its runner adapter's handlers (``tracelake.runners``); ``explain.py``
+explains one run. Failures are classified by ``runners.failure_reasons``.
 """
 
 from __future__ import annotations
 
-from tracelake.projections.engine import CatchUp, Projection, ProjectionEngine
+from tracelake.projections.runner import CatchUp, Projection, ProjectionEngine
 
 
 def default_projections() -> list[Projection]:
@@ -16,8 +17,8 @@ def default_projections() -> list[Projection]:
     from tracelake.projections.data_flow_evidence import DataFlowEvidenceProjection
     from tracelake.projections.failure_taxonomy import FailureTaxonomyProjection
     from tracelake.projections.learning_records import LearningRecordsProjection
-    from tracelake.projections.runs import RunsProjection
-    from tracelake.projections.suggestions import SuggestionsProjection
+    from tracelake.projections.run_status import RunsProjection
+    from tracelake.projections.suggestion_states import SuggestionsProjection
     from tracelake.projections.tool_calls import ToolCallsProjection
 
     return [

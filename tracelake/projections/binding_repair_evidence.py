@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import Projection, insert
-from tracelake.projections.fold import RunFold
+from tracelake.projections.runner import Projection, insert
+from tracelake.runners.run_model import RunFold
 from tracelake.store.dialects import conflict_insert
 from tracelake.store.schema import binding_repair_candidates as candidates
 from tracelake.store.schema import binding_repair_evidence as evidence

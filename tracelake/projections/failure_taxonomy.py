@@ -1,9 +1,9 @@
-"""``failure_taxonomy``: one row per failure, classified by ``projections.taxonomy``.
+"""``failure_taxonomy``: one row per failure, classified by ``runners.failure_reasons``.
 
 Failures: ``step.failed``, each failed attempt before a ``step.retrying``, the error of a
 ``step.skipped``, ``plan.aborted``; agentlane ``tool_end`` with ``ok`` false and a root run
 that ended without a result. A failure that matches no rule is stored as ``unknown``. ``detail``
-is the finer, stable sub-code of the reason (``projections.failure_detail``). A row is fixed
+is the finer, stable sub-code of the reason (``runners.binding_causes``). A row is fixed
 when its event is folded and inserted once.
 """
 
@@ -15,8 +15,8 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import Projection, insert
-from tracelake.projections.fold import RunFold
+from tracelake.projections.runner import Projection, insert
+from tracelake.runners.run_model import RunFold
 from tracelake.store.schema import failure_taxonomy
 
 

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.engine import make_url
 
-from tracelake.projections.engine import ProjectionEngine
+from tracelake.projections.runner import ProjectionEngine
 from tracelake.store import Store
 
 log = logging.getLogger("tracelake.follow")

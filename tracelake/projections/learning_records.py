@@ -21,8 +21,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from tracelake.learning import fingerprint, query_family
-from tracelake.projections.engine import Projection, insert
-from tracelake.projections.fold import RunFold
+from tracelake.projections.runner import Projection, insert
+from tracelake.runners.run_model import RunFold
 from tracelake.store.schema import learning_records as records
 
 COUNTS = (

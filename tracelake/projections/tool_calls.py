@@ -14,8 +14,8 @@ from typing import ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import Projection, insert
-from tracelake.projections.fold import RunFold
+from tracelake.projections.runner import Projection, insert
+from tracelake.runners.run_model import RunFold
 from tracelake.store.schema import tool_calls
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from tracelake.projections.engine import DECISIONS_SOURCE
+from tracelake.projections.runner import DECISIONS_SOURCE
 from tracelake.store import AppendResult, NewEvent, Store
 
 if TYPE_CHECKING:

@@ -8,10 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracelake.errors import ScrubError
-from tracelake.scrub.sources import scrub_agentlane, scrub_gtc, scrub_unknown
+from tracelake.scrub.sources import SOURCES
 from tracelake.scrub.walk import Walker
-
-SOURCES = {"graph_tool_call": scrub_gtc, "agentlane": scrub_agentlane, "unknown": scrub_unknown}
 
 
 @dataclass(frozen=True)

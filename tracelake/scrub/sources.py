@@ -1,57 +1,23 @@
-"""Field rules for each runner's events (graph-tool-call PlanRunner, agentlane Runner).
+"""Each runner's field policy, resolved to the scrubber's rules.
 
-graph-tool-call events arrive as ``dataclasses.asdict(event)``: flat, the same field means
-the same thing in every event type, so one table covers all eleven types. agentlane events
-arrive as ``to_dict()`` = ``{"type": KIND, "payload": {...}}``: a table per payload, with
-``model_stream`` events carrying the provider's raw stream object (dropped).
+A runner adapter (``tracelake.runners``) declares its field policy as data: rule names
+(``runners.field_rules``) and nested tables. Here each name is resolved once, at import, to its
+implementation (``scrub.policy``, ``scrub.preview`` and the two text rules below), giving one
+scrub function per source: ``SOURCES``, the scrubber's lookup table, built from the registry.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from tracelake.runners import field_rules as r
+from tracelake.runners.registry import ADAPTERS, SOURCE_UNKNOWN, UNKNOWN_POLICY
 from tracelake.scrub import policy as p
 from tracelake.scrub.preview import preview
 from tracelake.scrub.walk import Walker
 
-_GTC_KEEP = [
-    "type",
-    "stage",
-    "plan_id",
-    "step_id",
-    "tool",
-    "graph_tool_call_version",
-    "index",
-    "total",
-    "step_count",
-    "duration_ms",
-    "output_size",
-    "total_duration_ms",
-    "attempt",
-    "max_attempts",
-    "delay_ms",
-    "failed_step",
-    "old_plan_id",
-    "new_plan_id",
-    "excluded_tools",
-    "field_name",
-    "recovered_path",
-]
-
-GTC_RULES: dict[str, p.Rule] = {
-    **{name: p.keep for name in _GTC_KEEP},
-    "goal": p.goal,
-    "reason": p.goal,
-    "args_resolved": p.scrub,
-    "unresolved": p.scrub,
-    "output_preview": preview,
-    "output": preview,
-    "value_preview": preview,
-    "error": p.error,
-    "trace_steps": p.trace_steps,
-    "trace_metadata": p.trace_metadata,
-    "changes": p.coercion_changes,
-}
+ScrubEvent = Callable[[Walker, dict[str, Any]], dict[str, Any]]
 
 
 def _text(limit: int) -> p.Rule:
@@ -72,97 +38,57 @@ def _length_only(w: Walker, value: Any, path: str) -> Any:
     return w.value(value, path)
 
 
-def _function(w: Walker, value: Any, path: str) -> Any:
-    if not isinstance(value, dict):
-        return p.scrub(w, value, path)
-    return p.apply(w, value, {"name": p.keep, "arguments": p.json_string}, path)
-
-
-def _tool_call(w: Walker, value: Any, path: str) -> Any:
-    if not isinstance(value, dict):
-        return p.scrub(w, value, path)
-    return p.apply(w, value, {"id": p.keep, "type": p.keep, "function": _function}, path)
-
-
-def _snapshot(w: Walker, value: Any, path: str) -> Any:
-    if not isinstance(value, dict):
-        return preview(w, value, path)
-    return p.apply(w, value, {"shim_state": preview}, path)
-
-
-_STREAM_EVENT: dict[str, p.Rule] = {
-    "kind": p.keep,
-    "raw": p.drop,
-    "provider_event_type": p.keep,
-    "item_index": p.keep,
-    "item_type": p.keep,
-    "tool_call_id": p.keep,
-    "tool_call_index": p.keep,
-    "required_tool_call_ids": p.keep,
-    # Deltas are fragments: a value split across two of them escapes detection, and the key
-    # naming it may sit in another delta. The complete text is in llm_end / agent_end and the
-    # complete arguments in tool_start, both scrubbed; a delta keeps only its length.
-    "text": _length_only,
-    "arguments_delta": _length_only,
-    "reasoning": _length_only,
-    "reasoning_signature": p.drop,
-    "response": preview,
-    "input_messages": preview,
-    "error": p.error,
+NAMED: dict[str, p.Rule] = {
+    r.KEEP: p.keep,
+    r.SCRUB: p.scrub,
+    r.DROP: p.drop,
+    r.PREVIEW: preview,
+    r.ERROR: p.error,
+    r.GOAL: p.goal,
+    r.TRACE_STEPS: p.trace_steps,
+    r.TRACE_METADATA: p.trace_metadata,
+    r.COERCION_CHANGES: p.coercion_changes,
+    r.JSON_STRING: p.json_string,
+    r.LENGTH_ONLY: _length_only,
 }
 
 
-def _stream_event(w: Walker, value: Any, path: str) -> Any:
-    if not isinstance(value, dict):
-        return p.scrub(w, value, path)
-    return p.apply(w, value, _STREAM_EVENT, path)
-
-
-_AL_COMMON: dict[str, p.Rule] = {
-    **{
-        name: p.keep
-        for name in [
-            "task_name",
-            "task_id",
-            "parent_task_id",
-            "is_root",
-            "kind",
-            "is_delegation",
-            "target_name",
-            "boundary",
-            "ok",
-        ]
-    },
-    "tool_call": _tool_call,
-    "error": p.error,
-    "result": preview,
-    "messages": preview,
-    "response": preview,
-    "snapshot": _snapshot,
-    "explanation": _text(500),
-}
-AGENTLANE_PAYLOAD_RULES: dict[str, dict[str, p.Rule]] = {
-    "model_stream": {**_AL_COMMON, "event": _stream_event},
-}
-
-
-def scrub_agentlane(w: Walker, event: dict[str, Any]) -> dict[str, Any]:
-    kind = event.get("type")
-    payload_rules = (
-        AGENTLANE_PAYLOAD_RULES.get(kind, _AL_COMMON) if isinstance(kind, str) else (_AL_COMMON)
-    )
-
-    def payload(w: Walker, value: Any, path: str) -> Any:
+def _nested(rules: dict[str, p.Rule], otherwise: p.Rule) -> p.Rule:
+    def rule(w: Walker, value: Any, path: str) -> Any:
         if not isinstance(value, dict):
-            return p.scrub(w, value, path)
-        return p.apply(w, value, payload_rules, path)
+            return otherwise(w, value, path)
+        return p.apply(w, value, rules, path)
 
-    return p.apply(w, event, {"type": p.keep, "payload": payload})
-
-
-def scrub_gtc(w: Walker, event: dict[str, Any]) -> dict[str, Any]:
-    return p.apply(w, event, GTC_RULES)
+    return rule
 
 
-def scrub_unknown(w: Walker, event: dict[str, Any]) -> dict[str, Any]:
-    return p.apply(w, event, {"type": p.keep})
+def resolve(rule: r.FieldRule) -> p.Rule:
+    """The implementation of one declared rule (a name, a text limit, a nested table)."""
+    if isinstance(rule, r.Text):
+        return _text(rule.limit)
+    if isinstance(rule, r.Fields):
+        return _nested(resolve_all(rule.rules), resolve(rule.otherwise))
+    return NAMED[rule]
+
+
+def resolve_all(rules: r.Rules) -> dict[str, p.Rule]:
+    return {name: resolve(rule) for name, rule in rules.items()}
+
+
+def scrub_function(policy: r.FieldPolicy) -> ScrubEvent:
+    """One event of a source scrubbed by its policy; unnamed fields get the generic walk."""
+    rules = resolve_all(policy.fields)
+    by_type = {etype: resolve_all(typed) for etype, typed in policy.by_type.items()}
+
+    def scrub_event(w: Walker, event: dict[str, Any]) -> dict[str, Any]:
+        kind = event.get("type")
+        chosen = by_type.get(kind, rules) if by_type and isinstance(kind, str) else rules
+        return p.apply(w, event, chosen)
+
+    return scrub_event
+
+
+SOURCES: dict[str, ScrubEvent] = {
+    **{adapter.source: scrub_function(adapter.field_policy) for adapter in ADAPTERS},
+    SOURCE_UNKNOWN: scrub_function(UNKNOWN_POLICY),
+}

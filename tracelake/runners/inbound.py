@@ -1,9 +1,10 @@
-"""Event contracts: recognise what came in and check it, in one place.
+"""Inbound events: recognise what came in and check it against its runner's contract.
 
 :func:`classify` accepts every form the seeds name: graph-tool-call dataclass objects, their
 ``dataclasses.asdict()`` dicts, the SSE envelope ``{"type": "runner.event", "run_id": ...,
 "event": {...}}``, and agentlane ``to_dict()`` events (or the event objects themselves). The
-result is an :class:`InboundEvent` holding a fresh JSON-compatible copy of the event.
+result is an :class:`InboundEvent` holding a fresh JSON-compatible copy of the event. Which
+runner an event belongs to is asked of the registry (``runners.registry``).
 """
 
 from __future__ import annotations
@@ -13,25 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tracelake.contracts import agentlane, graph_tool_call
-from tracelake.contracts.jsonsafe import JSONValue, to_jsonable
 from tracelake.errors import ContractError
+from tracelake.runners.graph_tool_call import ENVELOPE_TYPE
+from tracelake.runners.normalize import JSONValue, to_jsonable
+from tracelake.runners.registry import SOURCE_UNKNOWN, adapter_for, recognise
 
-__all__ = [
-    "SOURCE_AGENTLANE",
-    "SOURCE_GRAPH_TOOL_CALL",
-    "SOURCE_UNKNOWN",
-    "InboundEvent",
-    "classify",
-    "classify_object",
-    "to_jsonable",
-]
-
-SOURCE_GRAPH_TOOL_CALL = "graph_tool_call"
-SOURCE_AGENTLANE = "agentlane"
-SOURCE_UNKNOWN = "unknown"
-
-_ENVELOPE_TYPES = frozenset({graph_tool_call.ENVELOPE_TYPE, "run.event"})
+_ENVELOPE_TYPES = frozenset({ENVELOPE_TYPE, "run.event"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +35,8 @@ class InboundEvent:
 
     @property
     def starts_run(self) -> bool:
-        if self.source == SOURCE_GRAPH_TOOL_CALL:
-            return self.type == graph_tool_call.RUN_START
-        if self.source == SOURCE_AGENTLANE:
-            return agentlane.is_run_start(self.event)
-        return False
+        adapter = adapter_for(self.source)
+        return adapter is not None and adapter.starts_run(self.type, self.event)
 
 
 def classify_object(obj: Any, max_depth: int) -> InboundEvent:
@@ -75,15 +60,11 @@ def classify(obj: dict[str, Any]) -> InboundEvent:
     etype = obj.get("type")
     if not isinstance(etype, str) or not etype:
         raise ContractError("missing_type", "the event has no string field 'type'")
-    if graph_tool_call.looks_like(obj):
-        source = SOURCE_GRAPH_TOOL_CALL
-        _validate(graph_tool_call.EVENT_MODELS.get(etype), obj, etype)
-    elif agentlane.looks_like(obj):
-        source = SOURCE_AGENTLANE
-        _validate(agentlane.PAYLOAD_MODELS.get(etype), obj["payload"], etype)
-    else:
-        source = SOURCE_UNKNOWN
-    return InboundEvent(source, etype, obj, run_id, event_id, seq)
+    adapter = recognise(obj)
+    if adapter is None:
+        return InboundEvent(SOURCE_UNKNOWN, etype, obj, run_id, event_id, seq)
+    _validate(adapter.models.get(etype), adapter.body(obj), etype)
+    return InboundEvent(adapter.source, etype, obj, run_id, event_id, seq)
 
 
 def _validate(model: type[BaseModel] | None, data: JSONValue, etype: str) -> None:

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import Projection, delete_runs, insert
-from tracelake.projections.fold import RunFold
+from tracelake.projections.runner import Projection, delete_runs, insert
+from tracelake.runners.run_model import RunFold
 from tracelake.store.schema import runs as runs_table
 
 COUNTS = (

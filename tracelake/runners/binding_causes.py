@@ -76,12 +76,7 @@ def binding_cause(kind: str, message: str) -> BindingCause:
     """The cause of a ``binding`` / ``output_binding`` failure from its (scrubbed) message."""
     text = message.strip()
     if kind == "output_binding":
-        if _TERMINAL.search(text):
-            return BindingCause("output_binding_failed", "terminal_step_no_output")
-        key = _KEY_MISSING.search(text)
-        if key:
-            return BindingCause("output_binding_failed", "output_field_missing", key.group(1))
-        return BindingCause("output_binding_failed", "output_binding_unresolved")
+        return _output_binding_cause(text)
     if _MISSING_ARG.search(text):
         return BindingCause("missing_required_argument", "missing_required_argument")
     source = _UNKNOWN_SOURCE.search(text)
@@ -94,6 +89,20 @@ def binding_cause(kind: str, message: str) -> BindingCause:
         side = "input" if _head(key.group(2)) in INPUT_HEADS else "upstream"
         detail = "input_key_missing" if side == "input" else "upstream_field_missing"
         return BindingCause(_reason(side), detail, key.group(1))
+    return _path_cause(text)
+
+
+def _output_binding_cause(text: str) -> BindingCause:
+    if _TERMINAL.search(text):
+        return BindingCause("output_binding_failed", "terminal_step_no_output")
+    key = _KEY_MISSING.search(text)
+    if key:
+        return BindingCause("output_binding_failed", "output_field_missing", key.group(1))
+    return BindingCause("output_binding_failed", "output_binding_unresolved")
+
+
+def _path_cause(text: str) -> BindingCause:
+    """An index, wildcard or shape failure along a binding path, or an invalid expression."""
     for pattern, suffix in (
         (_INDEX_RANGE, "index_out_of_range"),
         (_WILDCARD_EMPTY, "empty"),

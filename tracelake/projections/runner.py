@@ -1,4 +1,4 @@
-"""The projection engine: named projections, checkpoints, catch-up and rebuild.
+"""The projection runner: named projections, checkpoints, catch-up and rebuild.
 
 Invariant 4 — a projection writes its rows and its checkpoint in ONE transaction. Each step:
 
@@ -38,7 +38,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from tracelake.errors import ConfigError
-from tracelake.projections.fold import RunFold, advance, fold
+from tracelake.projections.fold import advance, fold
+from tracelake.runners.run_model import RunFold
 from tracelake.store import Store
 from tracelake.store.records import StoredEvent
 
@@ -205,7 +206,7 @@ class ProjectionEngine:
     def _keep(self, runs: list[RunFold], high: int) -> None:
         for run in runs:
             run.emitted()
-            if run.source != DECISIONS_SOURCE:
+            if run.source != DECISIONS_SOURCE and isinstance(run.last_event, StoredEvent):
                 # only the suggestions projection reads a last event's payload
                 run.last_event = replace(run.last_event, payload={}, redactions=None)
             self._folds[run.run_id] = run

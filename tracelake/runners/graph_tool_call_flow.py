@@ -1,4 +1,4 @@
-"""Data-flow observation, one event at a time (the state behind ``data_flow_evidence``).
+"""graph-tool-call data-flow observation, one event at a time (behind ``data_flow_evidence``).
 
 For each step's resolved argument we look for the same value in the (scrubbed) output preview
 of an earlier completed step of the same plan, nearest step first: a match is evidence that
@@ -20,14 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tracelake.store.records import StoredEvent
+from tracelake.runners.run_model import Event, RunFold
 
-if TYPE_CHECKING:
-    from tracelake.projections.fold import RunFold
-
-DATAFLOW_TYPES = frozenset({"step.started", "step.completed", "binding.repaired"})
 Source = tuple[str, str, str]  # source step, source tool, from path
 
 
@@ -60,7 +56,7 @@ class DataFlowState:
     done: dict[tuple[Any, str], str] = field(default_factory=dict)  # (plan, step) -> tool
     repaired: dict[tuple[Any, str, str], str] = field(default_factory=dict)  # -> path
 
-    def observe(self, run: RunFold, e: StoredEvent) -> list[dict[str, Any]]:
+    def observe(self, run: RunFold, e: Event) -> list[dict[str, Any]]:
         """Fold one event; the data-flow rows it yields (only a ``step.started`` yields)."""
         p = e.payload
         plan, step = p.get("plan_id"), p.get("step_id")
@@ -84,7 +80,7 @@ class DataFlowState:
             return self._started(run, e, plan, step)
         return []
 
-    def _started(self, run: RunFold, e: StoredEvent, plan: Any, step: str) -> list[dict[str, Any]]:
+    def _started(self, run: RunFold, e: Event, plan: Any, step: str) -> list[dict[str, Any]]:
         args = e.payload.get("args_resolved")
         rows: list[dict[str, Any]] = []
         for name, value in args.items() if isinstance(args, dict) else ():

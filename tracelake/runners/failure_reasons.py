@@ -1,4 +1,6 @@
-"""The failure taxonomy: one stable reason, stage, retryability and operator action per failure.
+"""Failure reasons: one stable reason, stage, retryability and operator action per failure.
+
+The taxonomy behind the ``failure_taxonomy`` projection (``projections.failure_taxonomy``).
 
 Reads only what the scrubber keeps in stored payloads: ``error.kind``, ``error.exception_type``,
 ``error.http_status`` / ``error.reason_code`` (lifted from the message by the scrubber), the
@@ -15,10 +17,10 @@ Derivation order (issue 4):
 4. the error kind: binding errors -> a binding reason from graph-tool-call's message
    (``unsatisfied_field`` when the run's input could not fill the argument, ``binding_failed``
    when an upstream step's output could not, ``missing_required_argument``,
-   ``output_binding_failed``; see ``projections.failure_detail``).
+   ``output_binding_failed``; see ``runners.binding_causes``).
 
 Every classification also has a ``detail``: a stable snake_case sub-code of the reason
-(``failure_detail`` documents each with the message pattern it comes from).
+(``binding_causes`` documents each with the message pattern it comes from).
 
 Anything else is ``unknown``: stored, never dropped.
 """
@@ -26,10 +28,10 @@ Anything else is ``unknown``: stored, never dropped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from tracelake.projections.failure_detail import binding_cause, detail_of
+from tracelake.runners.binding_causes import BindingCause, binding_cause, detail_of
 
 # seed 002's adapter reason codes, graph-tool-call's failure taxonomy, and what we derive.
 REASONS: dict[str, tuple[str, bool, str]] = {
@@ -177,46 +179,58 @@ def explicit_reason(error: dict[str, Any], metadata: dict[str, Any]) -> str | No
 
 def classify(error: Any, metadata: Any = None, *, default_stage: str = "execute") -> Classification:
     """Classify one stored (scrubbed) error object; never raises, never returns nothing."""
-    err: dict[str, Any] = error if isinstance(error, dict) else {}
+    err = _as_error(error)
     meta: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
-    if isinstance(error, str):
-        err = {"message": error}
     kind = _str(err.get("kind"))
     exc_type = _str(err.get("exception_type")) or _str(err.get("type"))
     message = _str(err.get("message")) or ""
     status = http_status_of(err, meta)
 
-    reason = explicit_reason(err, meta)
-    if reason is None and status is not None and status >= 400:
-        if status in (401, 403):
-            reason = "auth_failed"
-        elif status < 500:
-            reason = "http_4xx"
-        else:
-            reason = "http_5xx"
-    detail: str | None = None
-    field_name: str | None = None
+    reason = explicit_reason(err, meta) or _status_reason(status)
+    cause: BindingCause | None = None
     # binding messages name keys ("timeout" can be one): judged before the message rules
     if reason is None and kind in ("binding", "output_binding"):
-        cause = binding_cause(kind, message)
-        reason, detail, field_name = cause.reason, cause.detail, cause.field_name
-        if cause.detail == "binding_unresolved" and _UNSATISFIED.search(message):
-            reason, detail = "unsatisfied_field", "input_unsatisfied"
-    if reason is None and (
-        (exc_type and _TIMEOUT_TYPE.search(exc_type)) or _TIMEOUT_MSG.search(message)
-    ):
-        reason = "timeout"
-    if reason is None and (
-        (exc_type and _NETWORK_TYPE.search(exc_type)) or _NETWORK_MSG.search(message)
-    ):
-        reason = "network_error"
-    reason = reason or "unknown"
+        cause = _binding_cause(kind, message)
+        reason = cause.reason
+    reason = reason or _transport_reason(exc_type, message) or "unknown"
     stage, retryable, action = REASONS[reason]
     if reason == "unknown":
         stage = default_stage
     if status == 429:
         retryable = True  # rate limited: retrying later is the right move
-    detail = detail or detail_of(reason, status)
+    detail = cause.detail if cause is not None else detail_of(reason, status)
+    field_name = cause.field_name if cause is not None else None
     return Classification(
         stage, reason, retryable, action, status, exc_type, kind, detail, field_name
     )
+
+
+def _as_error(error: Any) -> dict[str, Any]:
+    if isinstance(error, str):
+        return {"message": error}
+    return error if isinstance(error, dict) else {}
+
+
+def _status_reason(status: int | None) -> str | None:
+    """401/403 -> ``auth_failed``, other 4xx -> ``http_4xx``, 5xx -> ``http_5xx``."""
+    if status is None or status < 400:
+        return None
+    if status in (401, 403):
+        return "auth_failed"
+    return "http_4xx" if status < 500 else "http_5xx"
+
+
+def _binding_cause(kind: str, message: str) -> BindingCause:
+    cause = binding_cause(kind, message)
+    if cause.detail == "binding_unresolved" and _UNSATISFIED.search(message):
+        return replace(cause, reason="unsatisfied_field", detail="input_unsatisfied")
+    return cause
+
+
+def _transport_reason(exc_type: str | None, message: str) -> str | None:
+    """``timeout`` or ``network_error`` from the exception type or the message."""
+    if (exc_type and _TIMEOUT_TYPE.search(exc_type)) or _TIMEOUT_MSG.search(message):
+        return "timeout"
+    if (exc_type and _NETWORK_TYPE.search(exc_type)) or _NETWORK_MSG.search(message):
+        return "network_error"
+    return None

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.projections.engine import DECISIONS_SOURCE, Projection, insert
-from tracelake.projections.fold import RunFold
+from tracelake.projections.runner import DECISIONS_SOURCE, Projection, insert
+from tracelake.runners.run_model import RunFold
 from tracelake.store.schema import suggestions
 
 PREFIX = "suggestion:"

@@ -1,4 +1,4 @@
-"""Turn whatever a runner hands us into a fresh JSON-compatible tree.
+"""Normalise whatever a runner hands us into a fresh JSON-compatible tree.
 
 Invariant 5 (the caller's objects are never mutated) starts here: every container is copied,
 so nothing downstream can reach back into graph-tool-call's live dicts. The same walk enforces
@@ -53,6 +53,10 @@ def clean_text(text: str) -> str:
     return text
 
 
+def _too_deep(max_depth: int) -> ContractError:
+    return ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+
+
 def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
     kind = type(obj)
     if kind is str:
@@ -63,49 +67,64 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
         return obj
     if kind is dict:
         if depth >= max_depth:
-            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+            raise _too_deep(max_depth)
         return {clean_text(str(k)): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
     if kind is list:
         if depth >= max_depth:
-            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+            raise _too_deep(max_depth)
         return [_walk(v, max_depth, depth + 1) for v in obj]
-    # An object that says how it serialises itself (agentlane's events are dataclasses *and*
-    # have to_dict(), whose output carries the wire ``type``) is asked first, whatever it is.
-    to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict) and not isinstance(obj, type):
-        if depth >= max_depth:
-            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
-        return _walk(to_dict(), max_depth, depth)
-    if hasattr(kind, "__dataclass_fields__") and not isinstance(obj, type):
-        if depth >= max_depth:
-            raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
-        return {
-            f.name: _walk(getattr(obj, f.name), max_depth, depth + 1)
-            for f in dataclasses.fields(obj)
-        }
-    if isinstance(obj, str):
-        return clean_text(str(obj))
-    if obj is None or isinstance(obj, (bool, int)):
-        if isinstance(obj, int) and not isinstance(obj, bool) and type(obj) is not int:
-            return _walk(int(obj), max_depth, depth)  # IntEnum and friends
-        return obj
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
+    return _walk_object(obj, max_depth, depth)
+
+
+def _walk_object(obj: Any, max_depth: int, depth: int) -> JSONValue:
+    """Anything that is not exactly a str, int, bool, None, dict or list."""
+    if not isinstance(obj, type):
+        # An object that says how it serialises itself (agentlane's events are dataclasses
+        # *and* have to_dict(), whose output carries the wire ``type``) is asked first.
+        to_dict = getattr(obj, "to_dict", None)
+        if callable(to_dict):
+            if depth >= max_depth:
+                raise _too_deep(max_depth)
+            return _walk(to_dict(), max_depth, depth)
+        if hasattr(type(obj), "__dataclass_fields__"):
+            if depth >= max_depth:
+                raise _too_deep(max_depth)
+            return {
+                f.name: _walk(getattr(obj, f.name), max_depth, depth + 1)
+                for f in dataclasses.fields(obj)
+            }
+    if isinstance(obj, str | int | float) or obj is None:
+        return _scalar(obj, max_depth, depth)
     if depth >= max_depth:
-        raise ContractError("too_deep", f"nesting deeper than {max_depth} levels")
+        raise _too_deep(max_depth)
     if isinstance(obj, Mapping):
         return {clean_text(str(k)): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
+    if isinstance(obj, list | tuple | set | frozenset):
         return [_walk(v, max_depth, depth + 1) for v in obj]
+    return _walk_other(obj, max_depth, depth)
+
+
+def _scalar(obj: str | int | float | None, max_depth: int, depth: int) -> JSONValue:
+    """Subclasses of str, int (IntEnum and friends; bool is kept), float."""
+    if isinstance(obj, str):
+        return clean_text(str(obj))
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, int) and not isinstance(obj, bool) and type(obj) is not int:
+        return _walk(int(obj), max_depth, depth)
+    return obj
+
+
+def _walk_other(obj: Any, max_depth: int, depth: int) -> JSONValue:
     model_dump = getattr(obj, "model_dump", None)
     if callable(model_dump):
         return _walk(model_dump(mode="json"), max_depth, depth)
     if isinstance(obj, enum.Enum):
         return _walk(obj.value, max_depth, depth)
-    if isinstance(obj, (dt.datetime, dt.date, dt.time)):
+    if isinstance(obj, dt.datetime | dt.date | dt.time):
         return obj.isoformat()
-    if isinstance(obj, (Decimal, uuid.UUID)):
+    if isinstance(obj, Decimal | uuid.UUID):
         return str(obj)
-    if isinstance(obj, (bytes, bytearray, memoryview)):
+    if isinstance(obj, bytes | bytearray | memoryview):
         return f"<{len(obj)} bytes>"
     return str(obj)
