@@ -35,8 +35,9 @@ import re
 import secrets
 from functools import lru_cache
 
-GOAL_EVENT = "plan.started"
-SOURCE = "graph_tool_call"
+from tracelake.runners.graph_tool_call import RUN_START as GOAL_EVENT
+from tracelake.runners.graph_tool_call import SOURCE
+
 CACHE_SIZE = 16_384
 _EMAIL = re.compile(r"[\w.+-]+@[\w.-]+")
 _NUMBER = re.compile(r"\b\d{2,}\b")
