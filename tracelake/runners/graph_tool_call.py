@@ -211,14 +211,14 @@ def _ids(p: dict[str, Any]) -> tuple[str | None, str | None]:
     return text(p.get("plan_id")), text(p.get("step_id"))
 
 
-def _observe_flow(run: RunFold, e: Event) -> None:
-    """Data flow between the steps of an open graph-tool-call run (``data_flow_evidence``)."""
+def _flow(run: RunFold) -> DataFlowState | None:
+    """The data-flow state of an open graph-tool-call run (``data_flow_evidence``)."""
     if run.finished or run.source != SOURCE:
-        return
+        return None
     state = run.runner_state
     if not isinstance(state, DataFlowState):
         state = run.runner_state = DataFlowState()
-    run.flows.extend(state.observe(run, e))
+    return state
 
 
 def _every_event(run: RunFold, e: Event) -> None:
@@ -246,7 +246,9 @@ def _step_started(run: RunFold, e: Event) -> None:
     for seen in run.waiting_bindings.pop((plan_id, step_id), ()):
         seen.tool = tool
         run.emit_binding(seen)
-    _observe_flow(run, e)
+    flow = _flow(run)
+    if flow is not None:
+        run.flows.extend(flow.step_started(run, e))
 
 
 def _step_completed(run: RunFold, e: Event) -> None:
@@ -258,7 +260,9 @@ def _step_completed(run: RunFold, e: Event) -> None:
         run.tool_calls.append(ToolCall(e, tool, True, step_id, duration, run.collection_id))
         if not run.finished and plan_id == (run.plan_ids[-1] if run.plan_ids else None):
             run.selected_target = tool  # the last completed step of the final plan
-    _observe_flow(run, e)
+    flow = _flow(run)
+    if flow is not None:
+        flow.step_completed(run, e)
 
 
 def _plan_repaired(run: RunFold, e: Event) -> None:
@@ -287,7 +291,9 @@ def _binding_repaired(run: RunFold, e: Event) -> None:
         run.waiting_bindings.setdefault((plan_id, step_id), []).append(seen)
     else:
         run.emit_binding(seen)
-    _observe_flow(run, e)
+    flow = _flow(run)
+    if flow is not None:
+        flow.binding_repaired(e)
 
 
 def _finish(run: RunFold, e: Event, success: bool) -> None:

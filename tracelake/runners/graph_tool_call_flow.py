@@ -13,7 +13,8 @@ redaction markers, integers of 4+ digits): ``page=2`` matching ``total=2`` is no
 The state is an index per plan from value to the latest completed step that produced it (so a
 lookup costs O(1), not a scan of every earlier step), the tools of completed steps, and the
 repairs seen; a row is emitted when its ``step.started`` is folded and depends only on the
-events before it.
+events before it. The adapter's handlers for those three event types call the method of the same
+name.
 """
 
 from __future__ import annotations
@@ -56,29 +57,37 @@ class DataFlowState:
     done: dict[tuple[Any, str], str] = field(default_factory=dict)  # (plan, step) -> tool
     repaired: dict[tuple[Any, str, str], str] = field(default_factory=dict)  # -> path
 
-    def observe(self, run: RunFold, e: Event) -> list[dict[str, Any]]:
-        """Fold one event; the data-flow rows it yields (only a ``step.started`` yields)."""
+    def binding_repaired(self, e: Event) -> None:
+        """A repair names its source directly (``recovered_path`` = ``s1.result.x``)."""
+        p = e.payload
+        step, name, path = p.get("step_id"), p.get("field_name"), p.get("recovered_path")
+        if not (isinstance(step, str) and isinstance(name, str) and isinstance(path, str)):
+            return
+        if "." in path:
+            self.repaired[(p.get("plan_id"), step, name)] = path
+
+    def step_completed(self, run: RunFold, e: Event) -> None:
+        """Index the values of the step's output preview by value."""
         p = e.payload
         plan, step = p.get("plan_id"), p.get("step_id")
-        if not isinstance(step, str):
+        tool = p.get("tool") or run.tool_of(plan, step)
+        if not isinstance(step, str) or not isinstance(tool, str):
+            return
+        values: dict[Any, str] = {}
+        for path, value in _paths(p.get("output_preview")):
+            values.setdefault(value, path)  # the first path within one output
+        index = self.by_value.setdefault(plan, {})
+        for value, path in values.items():  # a later step is nearer: it wins
+            index[value] = (step, tool, path)
+        self.done[(plan, step)] = tool
+
+    def step_started(self, run: RunFold, e: Event) -> list[dict[str, Any]]:
+        """The data-flow rows of the step's resolved arguments (only a start yields rows)."""
+        p = e.payload
+        step = p.get("step_id")
+        if not isinstance(step, str) or not isinstance(p.get("tool"), str):
             return []
-        if e.type == "binding.repaired":
-            name, path = p.get("field_name"), p.get("recovered_path")
-            if isinstance(name, str) and isinstance(path, str) and "." in path:
-                self.repaired[(plan, step, name)] = path
-        elif e.type == "step.completed":
-            tool = p.get("tool") or run.tool_of(plan, step)
-            if isinstance(tool, str):
-                values: dict[Any, str] = {}
-                for path, value in _paths(p.get("output_preview")):
-                    values.setdefault(value, path)  # the first path within one output
-                index = self.by_value.setdefault(plan, {})
-                for value, path in values.items():  # a later step is nearer: it wins
-                    index[value] = (step, tool, path)
-                self.done[(plan, step)] = tool
-        elif e.type == "step.started" and isinstance(p.get("tool"), str):
-            return self._started(run, e, plan, step)
-        return []
+        return self._started(run, e, p.get("plan_id"), step)
 
     def _started(self, run: RunFold, e: Event, plan: Any, step: str) -> list[dict[str, Any]]:
         args = e.payload.get("args_resolved")
