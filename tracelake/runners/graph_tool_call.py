@@ -1,9 +1,9 @@
 """The graph-tool-call runner adapter: ``PlanRunner.run_stream()`` events (seeds 000 and 002).
 
-Contract: the reference is the real library (``graph_tool_call.plan.runner``): eleven dataclasses that
-share ``type, stage, plan_id, graph_tool_call_version, trace_metadata``. The contract is
-additive: unknown fields are allowed and kept, unknown types are stored untouched. These
-models only *check* what is known; the stored payload is always the event's own dict.
+Contract: the reference is the real library (``graph_tool_call.plan.runner``): eleven
+dataclasses that share ``type, stage, plan_id, graph_tool_call_version, trace_metadata``. The
+contract is additive: unknown fields are allowed and kept, unknown types are stored untouched.
+These models only *check* what is known; the stored payload is always the event's own dict.
 
 Field policy: events arrive as ``dataclasses.asdict(event)``: flat, the same field means the
 same thing in every event type, so one table covers all eleven types. Fold: one small handler
@@ -162,9 +162,10 @@ def starts_run(etype: str, event: dict[str, Any]) -> bool:
 
 
 # -- field policy -----------------------------------------------------------------------------
+# one table, not 21 lines
 _KEEP = """type stage plan_id step_id tool graph_tool_call_version index total step_count
     duration_ms output_size total_duration_ms attempt max_attempts delay_ms failed_step
-    old_plan_id new_plan_id excluded_tools field_name recovered_path""".split()  # noqa: SIM905 - one table, not 21 lines
+    old_plan_id new_plan_id excluded_tools field_name recovered_path""".split()  # noqa: SIM905
 
 FIELD_POLICY = r.FieldPolicy(
     {
