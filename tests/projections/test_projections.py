@@ -15,7 +15,7 @@ from tests.ingest.helpers import ingest_bytes
 from tests.projections.helpers import demo_lines, load_corpus, snapshot
 from tracelake.demo import scenarios
 from tracelake.projections import Projection, ProjectionEngine, default_projections
-from tracelake.projections.fold import RunFold
+from tracelake.runners.run_model import RunFold
 from tracelake.store import Store
 
 # scenario -> (success, failure_reason, failure_stage, failed_tool)
