@@ -158,10 +158,13 @@ class TraceSink:
                 return
             if len(self._queue) >= self.max_queue and not self._make_room():
                 return
-            self._queue.append(Item(event, run_id, time.time(), trace_metadata))
+            self._queue.append((event, run_id, time.time(), trace_metadata))
         except Exception:  # noqa: BLE001 - never break the run
             self.counters.errors += 1
 
+    # tap() and atap() inline record()'s fast path (this is the runner's thread: a method
+    # call per event is a measurable share of a fast runner's own time); the rare cases
+    # (closed, full queue) go through record().
     def tap(
         self,
         events: Iterable[Any],
@@ -170,8 +173,12 @@ class TraceSink:
     ) -> Iterator[Any]:
         """Yield the very same event objects, recording each (one run per tap)."""
         run = run_id or new_run_id()
+        queue, append, now, limit = self._queue, self._queue.append, time.time, self.max_queue
         for event in events:
-            self.record(event, run, trace_metadata)
+            if self._closed or len(queue) >= limit:
+                self.record(event, run, trace_metadata)
+            else:
+                append((event, run, now(), trace_metadata))
             yield event
 
     async def atap(
@@ -182,8 +189,12 @@ class TraceSink:
     ) -> AsyncIterator[Any]:
         """The asyncio variant of :meth:`tap` (for agentlane's ``run_events()``)."""
         run = run_id or new_run_id()
+        queue, append, now, limit = self._queue, self._queue.append, time.time, self.max_queue
         async for event in events:
-            self.record(event, run, trace_metadata)
+            if self._closed or len(queue) >= limit:
+                self.record(event, run, trace_metadata)
+            else:
+                append((event, run, now(), trace_metadata))
             yield event
 
     def _record_after_close(self) -> None:
@@ -317,7 +328,7 @@ class TraceSink:
         oldest = [t for t in (oldest_backlog,) if t is not None]
         queue = self._queue
         with contextlib.suppress(IndexError):  # the writer may empty it meanwhile
-            oldest.append(queue[0].recorded_at)
+            oldest.append(queue[0][2])
         segments, spool_bytes = usage(self.spool.root)
         return {
             "recorded": c.recorded + len(queue),

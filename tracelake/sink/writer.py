@@ -34,14 +34,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("tracelake.sink")
 
 
-@dataclass(slots=True)
-class Item:
-    """What record() enqueues: the caller's object, untouched, and when it was recorded."""
-
-    event: Any
-    run_id: str | None
-    recorded_at: float
-    trace_metadata: dict[str, Any] | None = None
+# What record() enqueues: (the caller's object, untouched, run_id, time.time() when it was
+# recorded, trace_metadata). A plain tuple, not a dataclass: building it costs the runner's
+# thread ~0.1 us instead of ~0.5 us per event (a Python-level __init__), and it is one object.
+Item = tuple[Any, "str | None", float, "dict[str, Any] | None"]
 
 
 @dataclass(slots=True)
@@ -175,23 +171,26 @@ class Writer:
             if len(self.queue) != seen:
                 seen = len(self.queue)
                 time.sleep(0)
-            now = datetime.fromtimestamp(item.recorded_at, UTC)
+            obj, given_run, recorded_at, meta = item
+            now = datetime.fromtimestamp(recorded_at, UTC)
             try:
-                inbound = self._snapshot(item)
-                run_id = self._safe(self._run_of(inbound, item)) or self.new_run_id()
+                inbound = self._snapshot(obj, meta)
+                run_id = self._safe(self._run_of(inbound, given_run)) or self.new_run_id()
                 event_id = self._safe(inbound.event_id) or f"{self._id_prefix}-{next(self._ids)}"
                 inbound = InboundEvent(
                     inbound.source, inbound.type, inbound.event, run_id, event_id
                 )
                 events.append(new_event(inbound, scrub(self.scrubber, inbound), run_id, None, now))
             except ContractError as exc:
-                bad.append(self._quarantined(item, exc.reason, exc.detail, now))
+                bad.append(self._quarantined(given_run, exc.reason, exc.detail, now))
             except Exception as exc:  # noqa: BLE001 - e.g. a __str__ or to_dict() that raises
                 detail = f"{type(exc).__name__} while taking a snapshot of the event"
-                bad.append(self._quarantined(item, "unreadable_event", detail, now))
-        return events, bad, batch[0].recorded_at if batch else time.time()
+                bad.append(self._quarantined(given_run, "unreadable_event", detail, now))
+        return events, bad, batch[0][2] if batch else time.time()
 
-    def _quarantined(self, item: Item, reason: str, detail: str, now: datetime) -> QuarantineItem:
+    def _quarantined(
+        self, given_run: str | None, reason: str, detail: str, now: datetime
+    ) -> QuarantineItem:
         return quarantine_item(
             self.scrubber,
             self.key,
@@ -200,7 +199,7 @@ class Writer:
             detail=detail,
             raw=f"{self._id_prefix}-{next(self._ids)}".encode(),  # unique across processes
             recorded_at=now,
-            run_id=self._safe(item.run_id) if isinstance(item.run_id, str) else None,
+            run_id=self._safe(given_run) if isinstance(given_run, str) else None,
         )
 
     def _safe(self, value: str | None) -> str | None:
@@ -214,11 +213,11 @@ class Writer:
             known = self._safe_ids[value] = safe_identifier(self.scrubber, self.key, value) or ""
         return known
 
-    def _snapshot(self, item: Item) -> InboundEvent:
+    def _snapshot(self, obj: Any, trace_metadata: dict[str, Any] | None) -> InboundEvent:
         """A private copy of the caller's event (their objects are never touched)."""
         for attempt in range(3):
             try:
-                inbound = classify_object(item.event, self.max_depth)
+                inbound = classify_object(obj, self.max_depth)
                 break
             except RuntimeError as exc:  # the caller changed a dict while we copied it: again
                 if "during iteration" not in str(exc):
@@ -227,15 +226,15 @@ class Writer:
                     raise ContractError(
                         "unstable_object", "the event changed while it was copied"
                     ) from None
-        if item.trace_metadata:
-            meta = to_jsonable(item.trace_metadata, self.max_depth)
+        if trace_metadata:
+            meta = to_jsonable(trace_metadata, self.max_depth)
             own = inbound.event.get("trace_metadata")
             inbound.event["trace_metadata"] = {**meta, **own} if isinstance(own, dict) else meta
         return inbound
 
-    def _run_of(self, inbound: InboundEvent, item: Item) -> str:
-        if item.run_id is not None:
-            return item.run_id
+    def _run_of(self, inbound: InboundEvent, given_run: str | None) -> str:
+        if given_run is not None:
+            return given_run
         if inbound.run_id is not None:
             return inbound.run_id
         if inbound.starts_run or self._bare_run is None:
