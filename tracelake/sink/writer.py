@@ -33,6 +33,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tracelake.sink")
 
+# While the runner is producing, the writer pauses this long after each event (a real sleep,
+# so the runner keeps the GIL: ``sleep(0)`` let the writer take it straight back before the
+# runner's thread was scheduled, ~25% of a CPU-bound runner's time), as long as the oldest
+# queued event is younger than ``PACE_LIMIT`` flush intervals; beyond that it only passes the
+# GIL (``sleep(0)``) and works at full speed, so a long burst is spooled with a bounded lag.
+PAUSE = 0.0005
+PACE_LIMIT = 4
+
 
 # What record() enqueues: (the caller's object, untouched, run_id, time.time() when it was
 # recorded, trace_metadata). A plain tuple, not a dataclass: building it costs the runner's
@@ -164,13 +172,12 @@ class Writer:
         bad: list[QuarantineItem] = []
         seen = len(self.queue)
         for item in batch:
-            # While the runner is producing (the queue grew since the last event), hand it the
-            # GIL after each event instead of holding it until the next 5 ms switch: background
-            # work yields to the run, the queue absorbs the burst, and the writer catches up at
-            # full speed once the runner waits on I/O or is done.
+            # While the runner is producing (the queue grew since the last event), yield to it
+            # after each event (see PAUSE): background work gives way to the run, the queue
+            # absorbs the burst, and the writer catches up once the runner waits on I/O.
             if len(self.queue) != seen:
                 seen = len(self.queue)
-                time.sleep(0)
+                time.sleep(self._pause())
             obj, given_run, recorded_at, meta = item
             now = datetime.fromtimestamp(recorded_at, UTC)
             try:
@@ -187,6 +194,13 @@ class Writer:
                 detail = f"{type(exc).__name__} while taking a snapshot of the event"
                 bad.append(self._quarantined(given_run, "unreadable_event", detail, now))
         return events, bad, batch[0][2] if batch else time.time()
+
+    def _pause(self) -> float:
+        try:
+            lag = time.time() - self.queue[0][2]
+        except IndexError:  # close() took the queue meanwhile
+            return 0.0
+        return PAUSE if lag < self.flush_interval * PACE_LIMIT else 0.0
 
     def _quarantined(
         self, given_run: str | None, reason: str, detail: str, now: datetime
