@@ -604,11 +604,9 @@ def spool_drain(
     database_url: DatabaseUrl = None, spool_dir: SpoolDir = Path(".tracelake/spool")
 ) -> None:
     """Replay spooled batches of sinks that are gone into the database (idempotent)."""
-    from tracelake.sink.spool import Spool
-    from tracelake.sink.writer import replay
+    from tracelake.sink.drain import drain
 
-    with _checked_store(database_url) as store:
-        done = replay(Spool(spool_dir), store)
+    done = drain(_settings(database_url).database_url, spool_dir)  # bounded calls (watchdog)
     say(
         out,
         f"replayed {done.segments} segment(s): {done.appended} events appended, "

@@ -357,3 +357,36 @@ def test_sigkill_after_a_burst_loses_at_most_the_queue_not_the_spool(
     print(f"SIGKILL at 2,000 events/s: accepted {accepted}, stored {stored}")
     assert accepted - 500 <= stored <= accepted + 10
     assert _running(private_pg)
+
+
+# -- `tracelake spool drain` against a hung server ------------------------------------------
+
+
+@pytest.mark.slow
+def test_spool_drain_gives_up_on_a_hung_server_and_keeps_the_spool(
+    private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path
+) -> None:
+    from tracelake.sink.drain import drain
+
+    spool = tmp_path / "spool"
+    down = "postgresql+psycopg://postgres@127.0.0.1:9/unreachable"
+    sink = TraceSink(down, spool_dir=spool, db_timeout=0.5, retry_max=0.2, handle_sigterm=False)
+    for i in range(200):
+        sink.record({"type": "step.completed", "stage": "runner", "i": i}, run_id="drain-1")
+    sink.close(timeout=2)
+    assert status(spool)["events"] == 200
+    private_pg.freeze()
+    start = time.monotonic()
+    try:
+        with pytest.raises(Exception):  # noqa: B017 - the store's error, whichever it is
+            drain(fresh_db, spool, timeout=2.0)
+    finally:
+        private_pg.thaw()
+    took = time.monotonic() - start
+    print(f"drain against a hung server gave up after {took:.1f} s")
+    assert took < 15
+    assert status(spool)["events"] == 200  # nothing was lost
+    done = drain(fresh_db, spool, timeout=5.0)
+    assert done.appended == 200
+    assert status(spool)["events"] == 0
+    _in_order(fresh_db)

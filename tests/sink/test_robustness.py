@@ -164,3 +164,16 @@ def test_when_disk_and_database_both_refuse_batches_wait_then_drop_is_counted(
     assert (stats["spooled"], stats["dropped"]) == (20, 5)
     monkeypatch.setattr(spool_module.Spool, "append", real_append)
     assert status(tmp_path / "spool")["events"] == 20
+
+
+def test_a_replayed_quarantine_row_is_counted_once(sink: TraceSink, store: Store) -> None:
+    """A quarantine row appended live and replayed again from the spool after an outage is
+    one row in the database and one in stats()."""
+    sink.record(Unreadable(), run_id="q")
+    assert sink.flush(10)
+    assert sink.stats()["quarantined"] == 1
+    bad = sink._writer.prepare([(Unreadable(), "q", 1.0, None)])[1]
+    sink._shipper._append([], bad, live=True)  # a new row, appended live
+    sink._shipper._append([], bad, live=False)  # the same row replayed after an outage
+    assert sink.stats()["quarantined"] == 2
+    assert store.reader.stats()["quarantined"] == 2

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import socket
 import threading
 import time
 from collections import deque
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from tracelake.errors import SchemaNotReadyError
 from tracelake.sink.handoff import Batch, Handoff
 from tracelake.sink.spool import Spool, SpoolCorruptError
+from tracelake.sink.watchdog import interrupt_connections
 from tracelake.store import NewEvent, QuarantineItem, Store
 
 if TYPE_CHECKING:
@@ -66,6 +65,7 @@ class Shipper:
         self._replay_since: float | None = None
         self._schema_missing_said = False
         self._conns: dict[int, Any] = {}  # the engine's DBAPI connections, to interrupt
+        self._counted: set[str] = set()  # quarantine rows counted in stats() already
         store.on_pool("connect", self._track)
         store.on_pool("close", self._untrack)
         store.on_pool("close_detached", self._untrack_detached)
@@ -140,16 +140,7 @@ class Shipper:
 
     def interrupt(self) -> None:
         """End whatever call this engine's connections are blocked in (from another thread)."""
-        for conn in list(self._conns.values()):
-            with contextlib.suppress(Exception):
-                pgconn = getattr(conn, "pgconn", None)
-                if pgconn is not None:
-                    dup = socket.socket(fileno=os.dup(pgconn.socket))
-                    with contextlib.suppress(OSError):
-                        dup.shutdown(socket.SHUT_RDWR)
-                    dup.close()
-                elif hasattr(conn, "interrupt"):  # sqlite3
-                    conn.interrupt()
+        interrupt_connections(self._conns)
 
     def _track(self, dbapi_conn: Any, _record: Any) -> None:
         self._conns[id(dbapi_conn)] = dbapi_conn
@@ -173,7 +164,18 @@ class Shipper:
                     self.counters.replayed += result.appended
             if bad:
                 self.store.quarantine.add(bad)
-                self.counters.quarantined += len(bad)
+                self._count_quarantined(bad)
+
+    def _count_quarantined(self, bad: list[QuarantineItem]) -> None:
+        """Count each row once: after an outage the spool replays batches that were appended
+        live already (the insert ignores them; its rowcount is not reliable for a batch)."""
+        seen = self._counted
+        if len(seen) > 200_000:
+            seen.clear()
+        for item in bad:
+            if item.dedupe_key not in seen:
+                seen.add(item.dedupe_key)
+                self.counters.quarantined += 1
 
     # -- acknowledging -----------------------------------------------------------------
     def _ack(self, batch: Batch) -> None:

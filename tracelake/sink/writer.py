@@ -272,16 +272,18 @@ class Replayed:
     corrupt: int = 0
 
 
-def replay(spool: Spool, store: Store) -> Replayed:
+def replay(spool: Spool, store: Store, progress: Callable[[], None] = lambda: None) -> Replayed:
     """Append every replayable spool record in order; delete each segment once it is in.
 
     Raises the store's error when the database refuses; what was not appended stays spooled.
-    Idempotent: a record appended before a crash is recognised as a duplicate.
+    Idempotent: a record appended before a crash is recognised as a duplicate. ``progress``
+    is called before each record's database call (the drain's watchdog).
     """
     done = Replayed()
     for segment in spool.replayable():
         try:
             for record in spool.read(segment):
+                progress()
                 if record.kind == "events":
                     result = store.appender.append(record.items)  # type: ignore[arg-type]
                     done.appended += result.appended
