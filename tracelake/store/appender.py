@@ -278,6 +278,21 @@ class PostgresAppender(Appender):
         )
         return {(r.run_id, r.seq): r.content_hash for r in rows}
 
+    def existing_event_ids(
+        self, conn: Connection, ids: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]:
+        # One statement of two arrays (not row-value IN lists of 400 pairs, which PostgreSQL
+        # planned slowly and psycopg re-parsed per batch): a spool replay's main cost.
+        rows = conn.execute(
+            sa.text(
+                "SELECT e.run_id, e.event_id, e.content_hash FROM events e"
+                " JOIN unnest(CAST(:runs AS text[]), CAST(:ids AS text[])) AS k(run_id, event_id)"
+                " ON e.run_id = k.run_id AND e.event_id = k.event_id"
+            ),
+            {"runs": [k[0] for k in ids], "ids": [k[1] for k in ids]},
+        )
+        return {(r.run_id, r.event_id): r.content_hash for r in rows}
+
     def write(self, conn: Connection, fresh: Sequence[EncodedEvent | NewEvent]) -> None:
         fresh = _encoded(fresh)
         raw = conn.connection.driver_connection
