@@ -354,7 +354,7 @@ class Shipper:
 
     def _replay_segment(self, segment: Any) -> bool:
         try:
-            for record in Spool.read(segment):
+            for record in Spool.read_merged(segment):
                 if self.halt:
                     return False
                 if record.kind == "events":

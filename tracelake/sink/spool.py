@@ -207,6 +207,34 @@ class Spool:
                     return
                 yield record
 
+    @staticmethod
+    def read_merged(segment: Path, max_events: int = 5000) -> Iterator[SpoolRecord]:
+        """:meth:`read` with consecutive event records merged up to ``max_events`` (one
+        database transaction for several batches on replay); order is kept."""
+        pending: list[NewEvent] = []
+        records = Spool.read(segment)
+        while True:
+            try:
+                record = next(records, None)
+            except SpoolCorruptError:
+                if pending:  # the good records before the damage are replayed first
+                    yield SpoolRecord("events", pending)
+                raise
+            if (
+                record is None
+                or record.kind != "events"
+                or (pending and len(pending) + len(record.items) > max_events)
+            ):
+                if pending:
+                    yield SpoolRecord("events", pending)
+                    pending = []
+                if record is None:
+                    return
+            if record.kind == "events":
+                pending.extend(record.items)  # type: ignore[arg-type]
+            else:
+                yield record
+
     def quarantine_segment(self, segment: Path) -> Path:
         """Set a damaged segment aside (kept for an operator, never replayed again)."""
         target = segment.with_suffix(".corrupt")

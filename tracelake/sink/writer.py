@@ -282,7 +282,7 @@ def replay(spool: Spool, store: Store, progress: Callable[[], None] = lambda: No
     done = Replayed()
     for segment in spool.replayable():
         try:
-            for record in spool.read(segment):
+            for record in spool.read_merged(segment):
                 progress()
                 if record.kind == "events":
                     result = store.appender.append(record.items)  # type: ignore[arg-type]
