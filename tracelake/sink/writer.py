@@ -133,6 +133,11 @@ class Writer:
 
     def _deliver(self, events: list[NewEvent], bad: list[QuarantineItem], oldest: float) -> bool:
         h = self.handoff
+        with h.lock:
+            if self.shipper.held or h.memory_events:
+                # Older batches exist only in memory (the disk was full): stay behind them, or
+                # a disk that recovers before the database would put newer events first.
+                return h.push(Batch(events, bad, None, 0, oldest))
         if self._spool_ok or time.monotonic() >= self._spool_retry_at:
             try:
                 with h.lock:
