@@ -13,7 +13,7 @@ import pytest
 from tracelake.sink import TraceSink
 from tracelake.sink.spool import Spool, status
 from tracelake.sink.writer import replay
-from tracelake.store import NewEvent, Store
+from tracelake.store import NewEvent, QuarantineItem, Store
 
 
 @pytest.fixture
@@ -177,3 +177,32 @@ def test_a_replayed_quarantine_row_is_counted_once(sink: TraceSink, store: Store
     sink._shipper._append([], bad, live=False)  # the same row replayed after an outage
     assert sink.stats()["quarantined"] == 2
     assert store.reader.stats()["quarantined"] == 2
+
+
+def test_replay_merges_event_batches_in_order_around_quarantine_records(tmp_path: Path) -> None:
+    from tracelake.sink.spool import SpoolRecord
+
+    spool = Spool(tmp_path / "spool")
+    spool.open()
+    spool.append("events", [ev(1), ev(2)])
+    spool.append("events", [ev(3)])
+    bad = QuarantineItem(
+        origin="sink", reason="x", detail="d", recorded_at=datetime.now(UTC), dedupe_key="k1"
+    )
+    spool.append("quarantine", [bad])
+    spool.append("events", [ev(4), ev(5), ev(6)])
+    spool.append("events", [ev(7)])
+    segment = spool.current
+    spool.seal()
+    assert segment is not None
+    out: list[SpoolRecord] = list(Spool.read_merged(segment, max_events=3))
+    shape = [
+        (r.kind, [e.payload["i"] for e in r.items] if r.kind == "events" else len(r.items))  # type: ignore[union-attr]
+        for r in out
+    ]
+    assert shape == [
+        ("events", [1, 2, 3]),
+        ("quarantine", 1),
+        ("events", [4, 5, 6]),
+        ("events", [7]),
+    ]
