@@ -93,12 +93,12 @@ class Shipper:
                 # runner pauses (or half the hand-over fills).
                 self.runner_paused.wait(0.1)  # set by the writer when the queue is empty
                 continue
-            batch = self.handoff.pop()
+            self.idle.clear()  # before pop(): flush() must not see "nothing ready, idle"
+            batch = self.handoff.pop()  # while this batch is being appended
             if batch is None:
                 self.idle.set()
                 self._wait(0.05)
                 continue
-            self.idle.clear()
             try:
                 self._append(batch.events, batch.bad, live=True)
             except Exception as exc:  # noqa: BLE001 - any failure is an outage
