@@ -20,6 +20,7 @@ from tracelake.ingest.workers import default_workers, pool, prepare_ordered
 from tracelake.runs import LegacyKeys, Sequenced, StreamRuns
 from tracelake.store import QuarantineItem, Store
 from tracelake.store.records import EncodedEvent
+from tracelake.store.redactions import with_context
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber
@@ -142,7 +143,13 @@ class Ingestor:
     ) -> None:
         if pending:
             ready: list[Ready] = [s.item for s in pending]
-            redactions = self.store.appender.reports.refs([r.report for r in ready])
+            appender = self.store.appender
+            redactions = appender.reports.refs([r.report for r in ready])
+            if any(r.context is not None for r in ready):
+                contexts = appender.contexts.ids([r.context for r in ready])
+                redactions = [
+                    with_context(*pair) for pair in zip(redactions, contexts, strict=True)
+                ]
             rows = [
                 EncodedEvent(
                     run_id=s.run_id,

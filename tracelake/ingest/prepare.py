@@ -25,6 +25,7 @@ from tracelake.ingest.parse import parse_line
 from tracelake.pipeline import indexed_columns, quarantine_item, safe_identifier, scrub
 from tracelake.runs import content_digest
 from tracelake.store.records import QuarantineItem, hash_payload
+from tracelake.store.redactions import split_context
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber
@@ -53,6 +54,7 @@ class Ready(NamedTuple):
     report: bytes | None  # the scrubber's redaction report as JSON (interned at append)
     failed: bool
     recorded_at: datetime
+    context: bytes | None = None  # the payload's trace_metadata JSON, taken out of payload_json
 
 
 class Rejected(NamedTuple):
@@ -86,7 +88,9 @@ class Preparer:
                 canonical = codec.canonical(inbound.event)
             elif inbound.seq is None and inbound.event_id is None:
                 content = content_digest(self.key, inbound.run_id, codec.canonical(inbound.event))
-            payload_json = codec.dumps_bytes(scrubbed.payload)
+            payload_json = codec.dumps_bytes(scrubbed.payload)  # hashed whole
+            stored, context = split_context(scrubbed.payload)
+            stored_json = payload_json if context is None else codec.dumps_bytes(stored)
             etype, plan_id, step_id, tool, collection = indexed_columns(
                 inbound.source, scrubbed.payload
             )
@@ -104,11 +108,12 @@ class Preparer:
                 step_id,
                 tool,
                 collection,
-                payload_json.decode(),
+                stored_json.decode(),
                 hash_payload(payload_json),
                 codec.dumps_bytes(scrubbed.report) if scrubbed.report else None,
                 scrubbed.failed,
                 now,
+                context,
             )
         except ContractError as exc:
             return self._rejected(line, exc, now)

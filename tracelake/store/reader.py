@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine, Row
 
 from tracelake.store.engine import translate_errors
 from tracelake.store.records import StoredEvent
+from tracelake.store.redactions import CONTEXT_KEY, Contexts, stored_form
 from tracelake.store.schema import events, quarantine
 
 TRACELAKE_SOURCE = "tracelake"  # = projections.engine.DECISIONS_SOURCE
@@ -43,14 +44,36 @@ def _stored(row: Row[Any]) -> StoredEvent:
     return StoredEvent(**{**m, "recorded_at": recorded})
 
 
+def _with_contexts(contexts: Contexts, found: list[StoredEvent]) -> list[StoredEvent]:
+    """The events with their interned ``trace_metadata`` back in the payload (0009)."""
+    refs = [stored_form(e.redactions) for e in found]
+    wanted = {ref for _, ref in refs if ref is not None}
+    if not wanted:
+        return found
+    docs = contexts.documents(wanted)
+    out = []
+    for e, (redactions, ref) in zip(found, refs, strict=True):
+        if ref is not None:
+            payload = {**e.payload, CONTEXT_KEY: docs.get(ref)}
+            e = StoredEvent(**{**_fields(e), "payload": payload, "redactions": redactions})
+        out.append(e)
+    return out
+
+
+def _fields(e: StoredEvent) -> dict[str, Any]:
+    return {name: getattr(e, name) for name in StoredEvent.__slots__}
+
+
 class Reader:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.contexts = Contexts(engine)
 
     def read_after(self, position: int, limit: int = 1000) -> list[StoredEvent]:
         query = _SELECT.where(events.c.position > position).order_by(events.c.position)
         with translate_errors("read events"), self.engine.connect() as conn:
-            return [_stored(r) for r in conn.execute(query.limit(limit))]
+            found = [_stored(r) for r in conn.execute(query.limit(limit))]
+        return _with_contexts(self.contexts, found)
 
     def iter_all(self, after: int = 0, batch: int = 5000) -> Iterator[StoredEvent]:
         while True:
@@ -63,7 +86,8 @@ class Reader:
     def run_events(self, run_id: str) -> list[StoredEvent]:
         query = _SELECT.where(events.c.run_id == run_id).order_by(events.c.seq)
         with translate_errors("read run"), self.engine.connect() as conn:
-            return [_stored(r) for r in conn.execute(query)]
+            found = [_stored(r) for r in conn.execute(query)]
+        return _with_contexts(self.contexts, found)
 
     def read_runs_until(self, run_ids: list[str], position: int) -> list[StoredEvent]:
         """Every event of the given runs at or below *position*, in global order.
@@ -82,7 +106,7 @@ class Reader:
                 )
                 found.extend(_stored(r) for r in conn.execute(query))
         found.sort(key=lambda e: e.position)
-        return found
+        return _with_contexts(self.contexts, found)
 
     def existing_runs(self, run_ids: list[str]) -> set[str]:
         """Which of these run ids have stored events."""
