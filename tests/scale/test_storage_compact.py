@@ -91,3 +91,22 @@ def test_event_id_lookups_use_the_partial_index(store: Store) -> None:
             )
         )
     assert "run_id_event_id" in plan, plan
+
+
+def test_the_cut_out_json_is_the_encoded_rest() -> None:
+    from tracelake import codec
+    from tracelake.store.redactions import split_context, split_encoded
+
+    cases = [
+        {"a": 1, "trace_metadata": {"x": "é\u2028", "y": [1, 2.5e-07]}},
+        {"trace_metadata": {"x": 1}, "b": 2},
+        {"trace_metadata": {"x": 1}},
+        {"a": {"trace_metadata": {"q": 1}}, "trace_metadata": {"z": 0.00001}},
+        {"a": 1, "trace_metadata": {}},
+        {"a": 1, "trace_metadata": "text"},
+    ]
+    for case in cases:
+        stored, meta = split_encoded(case, codec.dumps_bytes(case))
+        rest, meta_too = split_context(case)
+        assert meta == meta_too
+        assert stored == codec.dumps_bytes(rest)

@@ -167,6 +167,21 @@ def split_context(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes | None
     return rest, codec.dumps_bytes(meta)
 
 
+def split_encoded(payload: dict[str, Any], whole: bytes) -> tuple[bytes, bytes | None]:
+    """:func:`split_context` given the payload's JSON *whole* too: when ``trace_metadata`` is
+    the last key (graph-tool-call writes it last) the stored JSON is cut out of *whole*
+    instead of encoding the payload again."""
+    meta = payload.get(CONTEXT_KEY)
+    if not isinstance(meta, dict) or not meta:
+        return whole, None
+    meta_json = codec.dumps_bytes(meta)
+    tail = b',"trace_metadata":' + meta_json + b"}"
+    if len(payload) > 1 and whole.endswith(tail):
+        return whole[: -len(tail)] + b"}", meta_json
+    rest = {k: v for k, v in payload.items() if k != CONTEXT_KEY}
+    return codec.dumps_bytes(rest), meta_json
+
+
 def split_context_json(payload_json: str) -> tuple[str, bytes | None]:
     """:func:`split_context` on a payload's JSON (parsed only when it can hold one)."""
     if _CONTEXT_MARK not in payload_json:
