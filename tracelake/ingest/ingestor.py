@@ -133,7 +133,9 @@ class Ingestor:
             if serial is not None and done >= serial:
                 config = (self.key, s.max_line_bytes, s.max_depth)
                 rest = itertools.chain([chunk], chunks)
-                window = 2 * workers + 2
+                # Enough chunks in flight to keep every worker busy while this process
+                # appends a whole batch (the results wait here, in order, bounded).
+                window = 2 * workers + 2 + s.batch_size // CHUNK_LINES
                 yield from prepare_ordered(pool(workers), origin, config, rest, window)
                 return
             yield preparer.prepare(chunk)
