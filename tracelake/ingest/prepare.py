@@ -105,6 +105,7 @@ class Preparer:
         if settled:
             return out
         self._one_by_one = ONE_BY_ONE_CHUNKS
+        self._safe_ids.clear()  # ids made safe with a provisional secret
         return [self.line(line) for line in lines]
 
     def line(self, line: Line) -> Ready | Rejected:
