@@ -39,7 +39,7 @@ from tracelake.store import chain
 from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, EncodedEvent, NewEvent, QuarantineItem
-from tracelake.store.redactions import Contexts, Reports, split_context_json, with_context
+from tracelake.store.redactions import Contexts, Reports, compact
 from tracelake.store.schema import events
 
 APPEND_LOCK_KEY = 0x7472616365  # "trace"
@@ -104,7 +104,7 @@ class Appender(ABC):
         """
         if not batch:
             return AppendResult()
-        return self._append_encoded(self.compact(self.encode(batch)))
+        return self._append_encoded(compact(self.contexts, self.encode(batch)))
 
     def encode(self, batch: Sequence[NewEvent | EncodedEvent]) -> list[EncodedEvent]:
         """Encode NewEvents with the fast codec; their redaction reports are interned (new
@@ -121,27 +121,6 @@ class Appender(ABC):
             e if isinstance(e, EncodedEvent) else EncodedEvent.of(e, ref)
             for e, ref in zip(batch, refs, strict=True)
         ]
-
-    def compact(self, batch: list[EncodedEvent]) -> list[EncodedEvent]:
-        """Each event's ``trace_metadata`` interned and referenced (``store.redactions``,
-        migration 0009): taken out of the payload here unless its encoder did it already."""
-        split = [
-            e if e.context_json is not None else _split(e)
-            for e in batch
-            if e.context_json is not None or '"trace_metadata":{' in e.payload_json
-        ]
-        if not split:
-            return batch
-        ids = iter(self.contexts.ids([e.context_json for e in split]))
-        found = iter(split)
-        out = []
-        for e in batch:
-            if e.context_json is not None or '"trace_metadata":{' in e.payload_json:
-                e, ref = next(found), next(ids)
-                red = with_context(e.redactions_json, ref)
-                e = replace(e, redactions_json=red, context_json=None)
-            out.append(e)
-        return out
 
     def _append_encoded(self, batch: list[EncodedEvent]) -> AppendResult:
         try:
@@ -312,11 +291,6 @@ class PostgresAppender(Appender):
 
 def _encoded(rows: Sequence[EncodedEvent | NewEvent]) -> list[EncodedEvent]:
     return [EncodedEvent.of(e) for e in rows]
-
-
-def _split(e: EncodedEvent) -> EncodedEvent:
-    payload_json, context = split_context_json(e.payload_json)
-    return e if context is None else replace(e, payload_json=payload_json, context_json=context)
 
 
 def _sqlite_time(value: object) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -35,6 +36,7 @@ from sqlalchemy.engine import Engine
 
 from tracelake import codec
 from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.records import EncodedEvent
 from tracelake.store.schema import redaction_reports, trace_contexts
 
 MAX_CACHED = 100_000  # hostile inputs with ever-new reports must not grow memory unbounded
@@ -206,3 +208,31 @@ def stored_form(stored: Any) -> tuple[Any, int | None]:
         rest = {REF: stored[REF]} if REF in stored else None
         return rest, ref if isinstance(ref, int) else None
     return stored, None
+
+
+def compact(contexts: Contexts, batch: list[EncodedEvent]) -> list[EncodedEvent]:
+    """Each event's ``trace_metadata`` interned and referenced (the appender's last step):
+    taken out of the payload here unless its encoder (the ingest workers) did it already."""
+
+    def has(e: EncodedEvent) -> bool:
+        return e.context_json is not None or _CONTEXT_MARK in e.payload_json
+
+    split = [_split(e) for e in batch if has(e)]
+    if not split:
+        return batch
+    ids = iter(contexts.ids([e.context_json for e in split]))
+    found = iter(split)
+    out = []
+    for e in batch:
+        if has(e):
+            e, ref = next(found), next(ids)
+            e = replace(e, redactions_json=with_context(e.redactions_json, ref), context_json=None)
+        out.append(e)
+    return out
+
+
+def _split(e: EncodedEvent) -> EncodedEvent:
+    if e.context_json is not None:
+        return e
+    payload_json, context = split_context_json(e.payload_json)
+    return e if context is None else replace(e, payload_json=payload_json, context_json=context)
