@@ -110,3 +110,17 @@ def test_the_cut_out_json_is_the_encoded_rest() -> None:
         rest, meta_too = split_context(case)
         assert meta == meta_too
         assert stored == codec.dumps_bytes(rest)
+
+
+def test_a_full_cache_is_cleared_without_losing_the_batch(store: Store) -> None:
+    from tracelake.store.redactions import Contexts, Reports
+
+    contexts, reports = Contexts(store.engine), Reports(store.engine)
+    contexts.cached = 3
+    docs = [f'{{"n":{i}}}'.encode() for i in range(8)]
+    first = contexts.ids(docs[:3])
+    both = contexts.ids(docs[:3] + docs[3:6])  # three known, three new: past the limit
+    assert both[:3] == first and len(set(both)) == 6
+    assert contexts.ids(docs) == [*both, *contexts.ids(docs[6:])]
+    refs = reports.refs(docs[:2] + [None])
+    assert refs[2] is None and reports.refs(docs[:2]) == refs[:2]

@@ -40,6 +40,7 @@ from tracelake.store.records import EncodedEvent
 from tracelake.store.schema import redaction_reports, trace_contexts
 
 MAX_CACHED = 100_000  # hostile inputs with ever-new reports must not grow memory unbounded
+CONTEXTS_CACHED = 8_192
 REF = "r"
 CONTEXT = "t"
 CONTEXT_KEY = "trace_metadata"
@@ -54,9 +55,12 @@ class Interned:
     """Documents stored once each in *table* (``id``, ``digest``, ``report``/``document``),
     referenced by id; cached, safe across processes."""
 
-    def __init__(self, engine: Engine, table: sa.Table = redaction_reports) -> None:
+    def __init__(
+        self, engine: Engine, table: sa.Table = redaction_reports, cached: int = MAX_CACHED
+    ) -> None:
         self.engine = engine
         self.table = table
+        self.cached = cached
         self._doc = table.c.report if "report" in table.c else table.c.document
         self._stored: dict[bytes, str] = {}  # report JSON -> the events.redactions JSON
         self._ids: dict[bytes, int] = {}  # document JSON -> its id
@@ -67,14 +71,17 @@ class Interned:
         """The id of each document (JSON bytes; None: none), interning new ones first in
         their own committed transaction."""
         known = self._ids
-        missing = {d for d in documents if d is not None and d not in known}
+        wanted = {d for d in documents if d is not None}
+        hits = {d: known[d] for d in wanted if d in known}
+        missing = wanted - hits.keys()
         if missing:
             with self._lock:
                 found = self._intern(sorted(missing))
-                if len(known) + len(found) > MAX_CACHED:
-                    known.clear()
+                if len(known) + len(found) > self.cached:
+                    known.clear()  # bounded; this batch's ids are in hits
                 known.update(found)
-        return [None if d is None else known[d] for d in documents]
+            hits.update(found)
+        return [None if d is None else hits[d] for d in documents]
 
     def documents(self, ids: set[int]) -> dict[int, dict[str, Any]]:
         """The documents with these ids (one query for those not cached)."""
@@ -86,7 +93,7 @@ class Interned:
                 for start in range(0, len(missing), 400):
                     chunk = missing[start : start + 400]
                     rows = conn.execute(sa.select(t.c.id, self._doc).where(t.c.id.in_(chunk)))
-                    if len(cache) > MAX_CACHED:
+                    if len(cache) > self.cached:
                         cache.clear()
                     cache.update({int(r[0]): r[1] for r in rows})
         return {i: cache[i] for i in ids if i in cache}
@@ -119,14 +126,17 @@ class Reports(Interned):
 
         New reports are interned first, in their own committed transaction."""
         stored = self._stored
-        missing = {r for r in reports if r is not None and r not in stored}
+        wanted = {r for r in reports if r is not None}
+        hits = {r: stored[r] for r in wanted if r in stored}
+        missing = wanted - hits.keys()
         if missing:
             with self._lock:
-                found = self._intern(sorted(missing))
+                found = {r: codec.dumps({REF: i}) for r, i in self._intern(sorted(missing)).items()}
                 if len(stored) + len(found) > MAX_CACHED:
-                    stored.clear()
-                stored.update({r: codec.dumps({REF: i}) for r, i in found.items()})
-        return [None if r is None else stored[r] for r in reports]
+                    stored.clear()  # bounded; this batch's references are in hits
+                stored.update(found)
+            hits.update(found)
+        return [None if r is None else hits[r] for r in reports]
 
     def ref_of(self, report: Mapping[str, Any] | None) -> str | None:
         """The ``events.redactions`` JSON of one report given as a dict."""
@@ -156,7 +166,9 @@ class Contexts(Interned):
     """Interned ``trace_metadata`` objects (``trace_contexts``, migration 0009)."""
 
     def __init__(self, engine: Engine) -> None:
-        super().__init__(engine, trace_contexts)
+        # one context per run, met again only while the run goes on: a small cache will do
+        # (at 100,000 entries of ~300 bytes the ingest's main process held ~40 MB more)
+        super().__init__(engine, trace_contexts, cached=CONTEXTS_CACHED)
 
 
 def split_context(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes | None]:
