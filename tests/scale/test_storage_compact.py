@@ -122,5 +122,5 @@ def test_a_full_cache_is_cleared_without_losing_the_batch(store: Store) -> None:
     both = contexts.ids(docs[:3] + docs[3:6])  # three known, three new: past the limit
     assert both[:3] == first and len(set(both)) == 6
     assert contexts.ids(docs) == [*both, *contexts.ids(docs[6:])]
-    refs = reports.refs(docs[:2] + [None])
+    refs = reports.refs([*docs[:2], None])
     assert refs[2] is None and reports.refs(docs[:2]) == refs[:2]
