@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import sqlalchemy as sa
 
 from tracelake.store import migrate
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 ADMIN_URL = os.environ.get(
     "TRACELAKE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

@@ -107,7 +107,7 @@ def main() -> None:
 
     os.environ.setdefault("TRACELAKE_PSEUDONYM_KEY", "bench-follow-pseudonym-key-0123456789")
     from tracelake.store import migrate
-    from tracelake.store.engine import create_engine
+    from tracelake.store.connection import create_engine
 
     for backend in args.backends.split(","):
         if backend == "sqlite":

@@ -31,7 +31,7 @@ from bench._pg import scratch_database
 from bench.bench_append import corpus
 from tracelake.lifecycle.verify import verify
 from tracelake.store import NewEvent, appender, migrate, open_store
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 
 @contextlib.contextmanager
@@ -146,7 +146,7 @@ def main() -> None:
                     if chained:
                         store = open_store(url)
                         t = time.perf_counter()
-                        result = verify(store.engine, full=True, save=False)
+                        result = verify(store, full=True, save=False)
                         elapsed = time.perf_counter() - t
                         store.dispose()
                         assert result.ok and result.events == len(rows), result

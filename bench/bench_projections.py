@@ -117,9 +117,9 @@ def rebuild(store: Store, batch: int) -> tuple[float, int]:
 
 
 def table_stats(store: Store) -> dict[str, tuple[int, int, int]]:
-    store.engine.dispose()  # closed sessions flush their counters
+    store.dispose()  # closed sessions flush their counters
     time.sleep(1.5)
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         conn.exec_driver_sql("SELECT pg_stat_clear_snapshot()")
         rows = conn.exec_driver_sql(
             "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables"
@@ -128,7 +128,7 @@ def table_stats(store: Store) -> dict[str, tuple[int, int, int]]:
 
 
 def count(store: Store, table: str) -> int:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         return int(conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar() or 0)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 from tracelake.store.migrate import compare_type
 from tracelake.store.schema import metadata
 

@@ -20,10 +20,8 @@ from urllib.parse import quote
 
 import polars as pl
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
 
-from tracelake.store import schema
-from tracelake.store.engine import translate_errors
+from tracelake.store import Store, schema
 from tracelake.store.schema import (
     binding_repair_evidence,
     coercion_evidence,
@@ -61,9 +59,9 @@ def _where(
 
 
 def _chunks(
-    engine: Engine, query: sa.Select[tuple[object, ...]], schema: dict[str, pl.DataType], size: int
+    store: Store, query: sa.Select[tuple[object, ...]], schema: dict[str, pl.DataType], size: int
 ) -> Iterator[pl.DataFrame]:
-    with translate_errors("read for the promotion job"), engine.connect() as conn:
+    with store.reading("read for the promotion job") as conn:
         frames = pl.read_database(
             query,
             conn.execution_options(stream_results=True),
@@ -89,7 +87,7 @@ def _utc(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
 
 
 def read_learning_records(
-    engine: Engine, collection: str | None = None, size: int = CHUNK
+    store: Store, collection: str | None = None, size: int = CHUNK
 ) -> Iterator[pl.DataFrame]:
     """Learning records in chunks of ``size`` rows (the job folds them chunk by chunk)."""
     query = sa.select(
@@ -100,7 +98,7 @@ def read_learning_records(
         _text(lr.c.plan_tools).label("plan_tools"),
         *_SCOPE[2:],
     ).order_by(lr.c.run_id)
-    return _chunks(engine, _where(query, collection), RECORD_SCHEMA, size)
+    return _chunks(store, _where(query, collection), RECORD_SCHEMA, size)
 
 
 def scan_learning_parquet(path: str | Path, size: int = CHUNK) -> Iterator[pl.DataFrame]:
@@ -109,7 +107,7 @@ def scan_learning_parquet(path: str | Path, size: int = CHUNK) -> Iterator[pl.Da
 
 
 def read_evidence(
-    engine: Engine, kind: str, collection: str | None = None, size: int = CHUNK
+    store: Store, kind: str, collection: str | None = None, size: int = CHUNK
 ) -> Iterator[pl.DataFrame]:
     """Evidence rows joined (in SQL) to their run's learning record: the run's family,
     fingerprint, success and finish time come with each row."""
@@ -149,10 +147,10 @@ def read_evidence(
         "finished_at": pl.Datetime("us", "UTC"),
         **{str(c.key): pl.String() for c in cols},
     }
-    return _chunks(engine, _where(query, collection), schema, size)
+    return _chunks(store, _where(query, collection), schema, size)
 
 
-def read_current_suggestions(engine: Engine, collection: str | None = None) -> pl.DataFrame:
+def read_current_suggestions(store: Store, collection: str | None = None) -> pl.DataFrame:
     """The suggestions projection: id, status, version and the document as JSON text."""
     s = suggestions
     query = sa.select(s.c.id, s.c.status, s.c.version, _text(s.c.document).label("document"))
@@ -164,7 +162,7 @@ def read_current_suggestions(engine: Engine, collection: str | None = None) -> p
         "version": pl.Int64(),
         "document": pl.String(),
     }
-    frames = list(_chunks(engine, query, schema, CHUNK))
+    frames = list(_chunks(store, query, schema, CHUNK))
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
 
@@ -189,7 +187,7 @@ def write_watermarks(root: Path, marks: dict[str, int]) -> None:
 
 
 def read_table_range(
-    engine: Engine, table: str, lower: int, upper: int, size: int = CHUNK
+    store: Store, table: str, lower: int, upper: int, size: int = CHUNK
 ) -> Iterator[tuple[pl.DataFrame, str]]:
     """Rows of a table (or the log) with position in ``(lower, upper]``, JSON as text."""
     if table in ("events", "suggestion_decisions"):
@@ -239,7 +237,7 @@ def read_table_range(
     # Text and numbers get their table type up front (no guessing from the first rows);
     # booleans and datetimes are cast after the read (SQLite hands back 0/1 and naive times).
     overrides = {n: t for n, t in types.items() if t in (pl.String(), pl.Int64(), pl.Float64())}
-    for frame in _chunks(engine, query.order_by(query.selected_columns.position), overrides, size):
+    for frame in _chunks(store, query.order_by(query.selected_columns.position), overrides, size):
         if frame.height:
             # A column that is all NULL in one chunk would be written as type Null and clash
             # with the next file's String/Int64: give it its table type.

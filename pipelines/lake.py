@@ -81,7 +81,7 @@ def export(
                 on_table(table, 0)
             continue
         count = 0
-        for chunk, time_column in io.read_table_range(store.engine, table, lower, upper):
+        for chunk, time_column in io.read_table_range(store, table, lower, upper):
             count += chunk.height
             report.files += io.write_partitions(
                 partitioned(chunk, time_column), root / table, f"{lower:012d}-{upper:012d}"

@@ -216,11 +216,11 @@ def run(
     engine = ProjectionEngine(store)
     engine.catch_up()  # derived tables only; a dry run appends nothing to the log
     derived = derive(
-        io.read_learning_records(store.engine, collection),
-        {k: io.read_evidence(store.engine, k, collection) for k in EVIDENCE_KINDS},
+        io.read_learning_records(store, collection),
+        {k: io.read_evidence(store, k, collection) for k in EVIDENCE_KINDS},
         policy,
     )
-    current = io.read_current_suggestions(store.engine, collection)
+    current = io.read_current_suggestions(store, collection)
     report = Report(derived=derived.height)
     report.decisions = plan(derived, current, policy) if derived.height else []
     if dry_run or not report.decisions:

@@ -27,7 +27,7 @@ from tracelake.store import (
     migrate,
     open_store,
 )
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 PG_URL = os.environ.get(
     "TRACELAKE_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

@@ -112,27 +112,19 @@ def _settings(database_url: str | None) -> Settings:
 @contextlib.contextmanager
 def _checked_store(database_url: str | None) -> Iterator[Store]:
     """The store, its schema checked (an embedded SQLite one is migrated), disposed after."""
-    from tracelake.store import open_store
-    from tracelake.wiring import ensure_schema
+    from tracelake.wiring import store_session
 
-    store = open_store(_settings(database_url).database_url)
-    try:
-        ensure_schema(store)
+    with store_session(database_url) as store:
         yield store
-    finally:
-        store.dispose()
 
 
 @contextlib.contextmanager
 def _plain_store(database_url: str | None) -> Iterator[Store]:
     """The store as it is (no schema check): for the ``db`` commands."""
-    from tracelake.store import open_store
+    from tracelake.wiring import store_session
 
-    store = open_store(_settings(database_url).database_url)
-    try:
+    with store_session(database_url, check_schema=False) as store:
         yield store
-    finally:
-        store.dispose()
 
 
 def _progress(*columns: Any, transient: bool = True) -> Progress:
@@ -146,11 +138,10 @@ def _progress(*columns: Any, transient: bool = True) -> Progress:
 @db_app.command("upgrade")
 def db_upgrade(database_url: DatabaseUrl = None) -> None:
     """Create or migrate the schema to the newest revision."""
-    from tracelake.store import migrate
 
     with _plain_store(database_url) as store:
-        migrate.upgrade(store.engine)
-        revision = migrate.current_revision(store.engine)
+        store.upgrade()
+        revision = store.revision()
         say(out, f"schema at revision [bold]{markup(revision)}[/] ({store.dialect})")
 
 
@@ -160,7 +151,7 @@ def db_current(database_url: DatabaseUrl = None, as_json: AsJson = False) -> Non
     from tracelake.store import migrate
 
     with _plain_store(database_url) as store:
-        current = migrate.current_revision(store.engine)
+        current = store.revision()
         head = migrate.head_revision()
         url = display_url(store.url)
     if as_json:
@@ -175,11 +166,10 @@ def db_current(database_url: DatabaseUrl = None, as_json: AsJson = False) -> Non
 @db_app.command("history")
 def db_history(database_url: DatabaseUrl = None, as_json: AsJson = False) -> None:
     """Every schema revision, oldest first, and which are applied to this database."""
-    from tracelake.store import migrate
 
     with _plain_store(database_url) as store:
-        revisions = migrate.history(store.engine)
-        current = migrate.current_revision(store.engine)
+        revisions = store.history()
+        current = store.revision()
     if as_json:
         emit_json([asdict(r) for r in revisions])
         return
@@ -206,11 +196,10 @@ def db_downgrade(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Undo migrations down to REVISION. Refuses to drop the event log without --force."""
-    from tracelake.store import migrate
 
     with _plain_store(database_url) as store:
-        undone = migrate.downgrade(store.engine, revision, force=force)
-        now = migrate.current_revision(store.engine)
+        undone = store.downgrade(revision, force=force)
+        now = store.revision()
     done = ", ".join(undone) or "nothing"
     say(out, f"undid {markup(done)}; schema at revision {markup(now or 'none')}")
 
@@ -473,7 +462,7 @@ def project(
     if follow:  # rebuild first if asked, then keep following (tracelake/serve_cli.py)
         return follow_projections(database_url, name, rebuild)
     from tracelake.projections import ProjectionEngine
-    from tracelake.store.engine import retry_busy
+    from tracelake.store.connection import retry_busy
 
     with _checked_store(database_url) as store:
         engine = ProjectionEngine(store)

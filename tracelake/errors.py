@@ -57,7 +57,7 @@ class StoreBusyError(StoreError):
     PostgreSQL broke a deadlock or a serialization conflict by cancelling ours.
 
     Nothing was written by the failed transaction; an idempotent operation can be retried
-    (see :func:`tracelake.store.engine.retry_busy`).
+    (see :func:`tracelake.store.connection.retry_busy`).
     """
 
 

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from tracelake.config import Settings
 from tracelake.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tracelake.store import Store
+    from tracelake.wiring import Components
 
 out = Console()
 err = Console(stderr=True)
@@ -42,19 +46,16 @@ def register(app: typer.Typer, db_app: typer.Typer) -> None:
     app.add_typer(retention_app, name="retention")
 
 
-def _components(database_url: str | None) -> Any:
+def _components(database_url: str | None) -> Components:
     from tracelake.wiring import open_components
 
     return open_components(Settings.from_env(database_url=database_url))
 
 
-def _store(database_url: str | None) -> Any:
-    from tracelake.store import open_store
-    from tracelake.wiring import ensure_schema
+def _store(database_url: str | None) -> Store:
+    from tracelake.wiring import open_store_for
 
-    store = open_store(Settings.from_env(database_url=database_url).database_url)
-    ensure_schema(store)
-    return store
+    return open_store_for(database_url)
 
 
 def db_roles(
@@ -74,7 +75,7 @@ def db_roles(
 
     store = _store(database_url)
     try:
-        report = setup_roles(store.engine, login, os.environ.get(PASSWORD_VAR) or None)
+        report = setup_roles(store, login, os.environ.get(PASSWORD_VAR) or None)
     finally:
         store.dispose()
     for role in report.created:
@@ -94,11 +95,10 @@ def db_partitions(
 ) -> None:
     """Prepare the monthly partitions of events ahead of time (PostgreSQL; owner)."""
     from tracelake.store import partitions
-    from tracelake.store.engine import translate_errors, write_transaction
 
     store = _store(database_url)
     try:
-        with translate_errors("prepare partitions"), write_transaction(store.engine) as conn:
+        with store.writing("prepare partitions") as conn:
             if not partitions.is_partitioned(conn):
                 raise ConfigError("events is not partitioned here (SQLite has no partitions)")
             now = datetime.now(UTC)
@@ -134,7 +134,7 @@ def db_verify(
         expect = (int(pos), head.lower())
     store = _store(database_url)
     try:
-        result = verify(store.engine, full=full or expect is not None, expect=expect)
+        result = verify(store, full=full or expect is not None, expect=expect)
     finally:
         store.dispose()
     if as_json:

@@ -52,7 +52,7 @@ def list_runs(
     if status is not None:
         query = query.where(sa.func.lower(runs.c.status) == status.lower())
     query = query.order_by(grouped.c.last_position.desc()).limit(limit)
-    with store.engine.connect() as conn:
+    with store.reading("list runs") as conn:
         rows = [dict(r._mapping) for r in conn.execute(query)]
         top = conn.execute(sa.select(sa.func.max(events.c.position))).scalar() or 0
         mark = conn.execute(
@@ -85,7 +85,7 @@ def list_quarantine(
     if origin is not None:
         query = query.where(quarantine.c.origin == origin)
     query = query.order_by(quarantine.c.id.desc()).limit(limit)
-    with store.engine.connect() as conn:
+    with store.reading("list quarantine") as conn:
         rows = [dict(r._mapping) for r in conn.execute(query)]
     for r in rows:
         r["recorded_at"] = _iso(r["recorded_at"])
@@ -97,7 +97,7 @@ def get_quarantined(store: Store, item_id: int) -> dict[str, Any] | None:
     query = sa.select(*[c for c in quarantine.c if c.name != "dedupe_key"]).where(
         quarantine.c.id == item_id
     )
-    with store.engine.connect() as conn:
+    with store.reading("read a quarantined item") as conn:
         row = conn.execute(query).first()
     if row is None:
         return None

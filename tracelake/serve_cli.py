@@ -41,15 +41,13 @@ def serve(
     import uvicorn
 
     from tracelake.scrub import load_pseudonym_key
-    from tracelake.store import open_store
     from tracelake.web import WebConfig, create_app
-    from tracelake.wiring import ensure_schema
+    from tracelake.wiring import open_store_for
 
     config = WebConfig.from_env(host=host, port=port, read_only=read_only, follow=not no_follow)
     settings = Settings.from_env(database_url=database_url)
     key = load_pseudonym_key(settings.database_url)
-    store = open_store(settings.database_url)
-    ensure_schema(store)
+    store = open_store_for(settings.database_url)
     app = create_app(store, config, key)
     mode = "read-only" if read_only else "read-write"
     access = "token required" if config.token else "no token (loopback only)"
@@ -71,11 +69,9 @@ def follow_projections(
 ) -> None:
     """``tracelake project --follow``: catch up, then keep catching up until interrupted."""
     from tracelake.projections.follow import Follower
-    from tracelake.store import open_store
-    from tracelake.wiring import ensure_schema
+    from tracelake.wiring import open_store_for
 
-    store = open_store(Settings.from_env(database_url=database_url).database_url)
-    ensure_schema(store)
+    store = open_store_for(database_url)
     follower = Follower(store, names)
     if rebuild:
         follower.engine.reset(names)
@@ -85,7 +81,7 @@ def follow_projections(
         stop.set()
 
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    how = "LISTEN/NOTIFY" if store.dialect == "postgresql" else "polling"
+    how = "LISTEN/NOTIFY" if store.notifies else "polling"
     err.print(f"following {store.url} ({how}); Ctrl-C to stop")
 
     def report(result: Any) -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracelake.config import Settings
 from tracelake.errors import SchemaNotReadyError
-from tracelake.store import Store, migrate, open_store
+from tracelake.store import Store, open_store
 
 log = logging.getLogger("tracelake")
 
@@ -26,18 +28,43 @@ class Components:
 
 def ensure_schema(store: Store) -> None:
     """Refuse an old schema; an embedded SQLite database is migrated on first use."""
-    current = migrate.current_revision(store.engine)
+    from tracelake.store import migrate
+
+    current = store.revision()
     head = migrate.head_revision()
     if current == head:
         return
-    if store.dialect == "sqlite":
+    if store.embedded:
         log.info("migrating the embedded database %s to %s", store.url, head)
-        migrate.upgrade(store.engine)
+        store.upgrade()
         return
     raise SchemaNotReadyError(
         f"the database schema is at {current or 'nothing'}, tracelake needs {head}; "
         "run `tracelake db upgrade` (or the docker-compose `migrate` service) first"
     )
+
+
+def open_store_for(database_url: str | None, *, check_schema: bool = True) -> Store:
+    """The one way a command opens the store: the URL from the settings (*database_url*
+    overrides the environment), the schema checked unless *check_schema* is false."""
+    store = open_store(Settings.from_env(database_url=database_url).database_url)
+    if check_schema:
+        try:
+            ensure_schema(store)
+        except BaseException:
+            store.dispose()
+            raise
+    return store
+
+
+@contextlib.contextmanager
+def store_session(database_url: str | None, *, check_schema: bool = True) -> Iterator[Store]:
+    """:func:`open_store_for`, disposed when the block ends."""
+    store = open_store_for(database_url, check_schema=check_schema)
+    try:
+        yield store
+    finally:
+        store.dispose()
 
 
 def open_components(settings: Settings, *, check_schema: bool = True) -> Components:

@@ -21,8 +21,8 @@ from tests.conftest import PgServer
 from tests.ingest.helpers import gtc_runs, ingest_bytes, jsonl
 from tracelake.cli import main
 from tracelake.errors import StoreBusyError
-from tracelake.store import Store, migrate, open_store
-from tracelake.store.engine import create_engine, retry_busy, translate
+from tracelake.store import Store, open_store
+from tracelake.store.connection import create_engine, retry_busy, translate
 from tracelake.store.schema import events
 
 
@@ -114,8 +114,8 @@ def test_new_sqlite_files_are_private(tmp_path: Path) -> None:
     os.umask(0o022)
     store = open_store(f"sqlite:///{tmp_path / 'private.db'}")
     try:
-        migrate.upgrade(store.engine)
-        with store.engine.connect() as conn:  # the WAL exists while a connection is open
+        store.upgrade()
+        with store.reading() as conn:  # the WAL exists while a connection is open
             conn.execute(sa.select(events.c.position).limit(1)).all()
             for path in tmp_path.glob("private.db*"):
                 assert stat.S_IMODE(path.stat().st_mode) == 0o600, path

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from tests.conftest import REPO
 from tests.ingest.helpers import ingest_bytes
 from tracelake.store import Store, open_store
-from tracelake.store.migrate import current_revision, upgrade
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INPUT = FIXTURES / "legacy_input.jsonl"
@@ -50,7 +49,7 @@ def test_reingest_after_upgrade_appends_nothing(revision: str, tmp_path: Path) -
     url = copy_fixture(revision, tmp_path)
     store = open_store(url)
     try:
-        assert current_revision(store.engine) == revision
+        assert store.revision() == revision
         before = store.reader.stats()
     finally:
         store.dispose()
@@ -98,7 +97,7 @@ def lone_surrogate_ids() -> st.SearchStrategy[str]:
 @pytest.fixture(scope="module")
 def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     store = open_store(f"sqlite:///{tmp_path_factory.mktemp('ids') / 'ids.db'}")
-    upgrade(store.engine)
+    store.upgrade()
     return store
 
 

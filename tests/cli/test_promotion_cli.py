@@ -9,7 +9,7 @@ import polars as pl
 import sqlalchemy as sa
 
 from tests.cli.test_cli import tl
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 
 def test_promote_decide_and_export(db_url: str, tmp_path: Path) -> None:

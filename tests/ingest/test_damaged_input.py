@@ -19,7 +19,6 @@ from tracelake.ingest import Ingestor, IngestReport, iter_lines, open_source
 from tracelake.ingest.lines import GunzipReader
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store, open_store
-from tracelake.store.migrate import upgrade
 
 
 def event_lines(count: int, tag: str) -> bytes:
@@ -45,7 +44,7 @@ def ingest_file(store: Store, path: Path, origin: str | None = None, **kw: int) 
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Store:
     url = f"sqlite:///{tmp_path_factory.mktemp('damaged') / 'lake.db'}"
     store = open_store(url)
-    upgrade(store.engine)
+    store.upgrade()
     return store
 
 
@@ -155,7 +154,7 @@ def test_quarantine_keys_by_resolved_path(
     for origin in ("./x", str(tmp_path / "x"), "../" + tmp_path.name + "/x"):
         ingest_file(lake, Path(origin), origin=origin)
     assert first.quarantined_total == 1
-    with lake.engine.connect() as conn:
+    with lake.reading() as conn:
         import sqlalchemy as sa
 
         from tracelake.store.schema import quarantine
@@ -177,7 +176,7 @@ def test_memory_is_bounded_whatever_the_mix(tmp_path: Path, good_every: int) -> 
     no good lines at all, everything (3M lines: 3.7 GB)."""
     url = f"sqlite:///{tmp_path / f'mix{good_every}.db'}"
     store = open_store(url)
-    upgrade(store.engine)
+    store.upgrade()
     key = load_pseudonym_key(url)
     get_scrubber(key)  # loaded before measuring
 

@@ -114,7 +114,7 @@ def test_bad_lines_are_quarantined_and_good_lines_after_them_are_stored(store: S
         "line_too_long": 1,
         "too_deep": 1,
     }
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         rows = conn.exec_driver_sql(
             "SELECT origin, line_no, reason, detail, preview FROM quarantine ORDER BY line_no"
         ).all()

@@ -101,7 +101,7 @@ def append_in_batches(store: Store, events: list[NewEvent], rng: random.Random) 
 
 
 def positions(store: Store, where: str = "1 = 1", **params: Any) -> list[int]:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             sa.text(f"SELECT position FROM events WHERE {where} ORDER BY position"), params
         )

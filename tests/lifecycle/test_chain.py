@@ -27,23 +27,23 @@ def test_intact_log_verifies_in_full_and_incrementally(
     store: Store, fake: Faker, rng: random.Random
 ) -> None:
     stored = _fill(store, fake, rng)
-    first = verify(store.engine, full=True)
+    first = verify(store, full=True)
     assert first.ok, first
     assert (first.events, first.end, first.incremental) == (len(stored), stored[-1], False)
     # re-appending the same batch adds nothing and keeps the chain whole
     more = timed_events(fake, START + timedelta(days=30), 300, timedelta(minutes=3), rng, "b")
     append_in_batches(store, more, rng)
     store.appender.append(more[:50])
-    second = verify(store.engine)
+    second = verify(store)
     assert second.ok and second.incremental, second
     assert second.start == first.end and second.events == 300
-    assert verify(store.engine).events == 0  # nothing new since the checkpoint
+    assert verify(store).events == 0  # nothing new since the checkpoint
 
 
 def _sqlite(store: Store) -> sqlite3.Connection:
-    path = store.engine.url.database
+    path = sa.make_url(store.url).database
     assert path
-    store.engine.dispose()
+    store.dispose()
     conn = sqlite3.connect(path, isolation_level=None)
     return conn
 
@@ -61,7 +61,7 @@ def test_sqlite_drop_trigger_and_edit_a_row_is_found_at_that_position(
         (fake.sentence(), victim),
     )
     raw.close()
-    result = verify(store.engine, full=True)
+    result = verify(store, full=True)
     assert not result.ok
     assert result.position == victim and result.problem == "event changed since it was appended"
     assert "trigger events_no_update is missing" in result.schema_problems
@@ -82,11 +82,11 @@ def test_sqlite_writable_schema_rewrite_is_found(
     )
     raw.execute("PRAGMA writable_schema = OFF")
     raw.close()
-    raw = sqlite3.connect(store.engine.url.database or "", isolation_level=None)
+    raw = sqlite3.connect(sa.make_url(store.url).database or "", isolation_level=None)
     assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     raw.execute("DELETE FROM events WHERE position = ?", (victim,))  # the trigger lets it pass
     raw.close()
-    result = verify(store.engine, full=True)
+    result = verify(store, full=True)
     assert not result.ok
     after = min((p for p in stored if p > victim), default=None)
     assert result.position in {victim, after}, result
@@ -106,7 +106,7 @@ def test_sqlite_rows_inserted_around_the_appender_and_forged_links_are_found(
         " 'x', '{}')"
     )
     raw.close()
-    result = verify(store.engine, full=True)
+    result = verify(store, full=True)
     assert (result.ok, result.position) == (False, stored[-1] + 1)
     assert "not covered" in (result.problem or "")
     raw = _sqlite(store)
@@ -117,13 +117,13 @@ def test_sqlite_rows_inserted_around_the_appender_and_forged_links_are_found(
 
 def test_edited_chain_record_is_found(store: Store, fake: Faker, rng: random.Random) -> None:
     _fill(store, fake, rng)
-    with store.engine.begin() as conn:
+    with store.writing() as conn:
         last = conn.execute(sa.text("SELECT min(last_position) FROM event_chain")).scalar()
         conn.execute(
             sa.text("UPDATE event_chain SET head = :h WHERE last_position = :p"),
             {"h": "ab" * 32, "p": last},
         )
-    result = verify(store.engine, full=True)
+    result = verify(store, full=True)
     assert (result.ok, result.position) == (False, last)
     assert "chain record changed" in (result.problem or "")
 
@@ -135,24 +135,24 @@ def test_postgres_owner_disabling_the_trigger_is_found(
 ) -> None:
     stored = _fill(store, fake, rng)
     victim, gone = rng.sample(stored[:-1], 2)
-    with store.engine.begin() as conn:
+    with store.writing() as conn:
         conn.exec_driver_sql("ALTER TABLE events DISABLE TRIGGER events_append_only_row")
         conn.execute(
             sa.text("UPDATE events SET payload = payload || '{\"n\": -1}' WHERE position = :p"),
             {"p": victim},
         )
         conn.execute(sa.text("DELETE FROM events WHERE position = :p"), {"p": gone})
-    result = verify(store.engine, full=True)
+    result = verify(store, full=True)
     after_gone = min(p for p in stored if p > gone)
     assert (result.ok, result.position) == (False, min(victim, after_gone)), (result, victim, gone)
     assert any("disabled" in p for p in result.schema_problems)
-    with store.engine.begin() as conn:
+    with store.writing() as conn:
         conn.exec_driver_sql("ALTER TABLE events ENABLE TRIGGER events_append_only_row")
         conn.exec_driver_sql(
             "CREATE OR REPLACE FUNCTION tracelake_events_append_only() RETURNS trigger"
             " LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END; $$"
         )
-    again = verify(store.engine, full=True)
+    again = verify(store, full=True)
     assert "the trigger function tracelake_events_append_only() was replaced" in (
         again.schema_problems
     )
@@ -162,15 +162,15 @@ def test_expected_head_kept_elsewhere_catches_a_recomputed_chain(
     store: Store, fake: Faker, rng: random.Random
 ) -> None:
     _fill(store, fake, rng, 300)
-    kept = verify(store.engine, full=True)
-    assert verify(store.engine, expect=(kept.end, kept.head)).ok
+    kept = verify(store, full=True)
+    assert verify(store, expect=(kept.end, kept.head)).ok
     # someone rewrites every link consistently (possible with write access to both tables)
-    with store.engine.begin() as conn:
+    with store.writing() as conn:
         conn.exec_driver_sql("DELETE FROM event_chain")
         conn.exec_driver_sql("UPDATE chain_anchors SET head = '" + "cd" * 32 + "'")
         from tracelake.store import chain
 
         chain.link_appended(conn)
-    assert verify(store.engine, full=True).ok  # self-consistent again...
-    caught = verify(store.engine, expect=(kept.end, kept.head))
+    assert verify(store, full=True).ok  # self-consistent again...
+    caught = verify(store, expect=(kept.end, kept.head))
     assert not caught.ok and caught.position == kept.end  # ...but not the head kept outside

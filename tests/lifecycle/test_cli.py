@@ -11,7 +11,7 @@ from faker import Faker
 
 from tests.cli.test_cli import tl
 from tests.lifecycle.helpers import envelopes, jsonl, subjects
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 
 def test_find_erase_verify_retention_and_tampering(

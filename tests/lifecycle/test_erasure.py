@@ -24,7 +24,7 @@ from tracelake.store import Store
 def _dump(store: Store) -> str:
     """Everything in the database as text (a crude but complete dump)."""
     parts = []
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         for table in sa.inspect(conn).get_table_names():
             for row in conn.execute(sa.text(f'SELECT * FROM "{table}"')):
                 parts.append(repr(tuple(row)))
@@ -73,9 +73,7 @@ def test_erase_then_find_returns_zero_and_new_events_get_a_new_pseudonym(
     assert again.events == 2
     fresh = _lookup(store, key, target)
     assert fresh is not None and pseudonym_with(fresh, target) != old_pseudonym
-    with (
-        store.engine.connect() as conn
-    ):  # the old events are untouched (the log is never rewritten)
+    with store.reading() as conn:  # the old events are untouched (the log is never rewritten)
         still = [
             r[0]
             for r in conn.execute(sa.text("SELECT payload FROM events"))
@@ -83,7 +81,7 @@ def test_erase_then_find_returns_zero_and_new_events_get_a_new_pseudonym(
         ]
     assert len(still) == before[target].events
     # the receipt and the event carry no personal data
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         stored = conn.execute(sa.text("SELECT receipt FROM erasures")).scalar()
         event = conn.execute(
             sa.text("SELECT payload FROM events WHERE type = 'subject.erased'")
@@ -92,9 +90,9 @@ def test_erase_then_find_returns_zero_and_new_events_get_a_new_pseudonym(
         text = document if isinstance(document, str) else json.dumps(document)
         for needle in (target, old_pseudonym, subject_ref(key, target), secret.hex()):
             assert needle not in text
-    assert verify(store.engine, full=True).ok
+    assert verify(store, full=True).ok
     ProjectionEngine(store).catch_up()  # lifecycle events are not runs: projections skip them
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         runs = conn.execute(sa.text("SELECT count(*) FROM runs")).scalar()
     assert runs == 18 + 2
 
@@ -107,8 +105,8 @@ def test_sqlite_file_keeps_no_copy_of_the_erased_secret(store: Store, fake: Fake
     secret = _lookup(store, key, who[1])
     assert secret is not None
     erase(store, key, who[1])
-    store.engine.dispose()
-    path = Path(store.engine.url.database or "")
+    store.dispose()
+    path = Path(sa.make_url(store.url).database or "")
     for file in (path, Path(f"{path}-wal")):
         if file.exists():
             assert secret not in file.read_bytes(), file

@@ -15,7 +15,7 @@ from faker import Faker
 from tests.conftest import PgServer
 from tracelake.lifecycle.verify import verify
 from tracelake.store import NewEvent, Store, migrate, open_store, partitions
-from tracelake.store.engine import create_engine, write_transaction
+from tracelake.store.connection import create_engine, write_transaction
 
 PG = [pytest.mark.postgres, pytest.mark.parametrize("backend", ["postgresql"])]
 JAN = datetime(2026, 1, 31, 23, 59, 59, tzinfo=UTC)
@@ -35,14 +35,14 @@ def _ev(fake: Faker, run: str, seq: int | None, at: datetime, **extra: object) -
 
 
 def _count(store: Store, where: str = "true") -> int:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         return int(conn.execute(sa.text(f"SELECT count(*) FROM events WHERE {where}")).scalar())
 
 
 @PG[0]
 @PG[1]
 def test_keys_stay_unique_across_months(store: Store, fake: Faker) -> None:
-    with write_transaction(store.engine) as conn:
+    with store.writing() as conn:
         partitions.ensure_months(conn, JAN)
     jan = [_ev(fake, f"r{i}", 1, JAN) for i in range(20)]
     assert store.appender.append(jan).appended == 20
@@ -59,13 +59,13 @@ def test_keys_stay_unique_across_months(store: Store, fake: Faker) -> None:
     assert store.appender.append([live]).appended == 1
     assert store.appender.append([replace(live, recorded_at=FEB)]).duplicates == 1
     assert _count(store) == 21
-    assert verify(store.engine, full=True).ok
+    assert verify(store, full=True).ok
 
 
 @PG[0]
 @PG[1]
 def test_concurrent_writers_in_different_months_store_one_copy(store: Store, fake: Faker) -> None:
-    with write_transaction(store.engine) as conn:
+    with store.writing() as conn:
         partitions.ensure_months(conn, JAN)
     batch = [_ev(fake, f"c{i // 5}", i % 5 + 1, JAN) for i in range(300)]
     shifted = [
@@ -83,7 +83,7 @@ def test_concurrent_writers_in_different_months_store_one_copy(store: Store, fak
     for s in stores:
         s.dispose()
     assert _count(store) == 300
-    assert verify(store.engine, full=True).ok
+    assert verify(store, full=True).ok
 
 
 @PG[0]
@@ -91,15 +91,15 @@ def test_concurrent_writers_in_different_months_store_one_copy(store: Store, fak
 def test_a_late_month_takes_its_rows_from_the_default_partition(store: Store, fake: Faker) -> None:
     far = datetime(2031, 7, 9, tzinfo=UTC)  # beyond the prepared months: DEFAULT
     store.appender.append([_ev(fake, f"f{i}", 1, far) for i in range(7)])
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM events_default")).scalar() == 7
-    with write_transaction(store.engine) as conn:
+    with store.writing() as conn:
         created = partitions.ensure_months(conn, far, far)
     assert "events_p2031_07" in created
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM events_default")).scalar() == 0
         assert conn.execute(sa.text("SELECT count(*) FROM events_p2031_07")).scalar() == 7
-    result = verify(store.engine, full=True)
+    result = verify(store, full=True)
     assert result.ok and result.schema_problems == [], result
 
 
@@ -148,7 +148,7 @@ def _populated_0005(url: str, fake: Faker) -> None:
             )
         ]
     assert after == before
-    result = verify(engine, full=True)
+    result = verify(store, full=True)
     assert result.ok and result.events == 120, result
     # appends continue the numbering, and old keys are still known
     fresh = store.appender.append(
@@ -164,7 +164,7 @@ def _populated_0005(url: str, fake: Faker) -> None:
         names = {p.name for p in partitions.partitions_of(engine)}
         assert {"events_p2025_10", "events_p2026_01", "events_default"} <= names
         assert migrate.schema_diff(engine) == []
-    assert verify(engine, full=True).ok
+    assert verify(store, full=True).ok
     # and back: 0008's downgrade keeps every row and position, then upgrade again
     with engine.connect() as conn:
         kept = [tuple(r) for r in conn.execute(sa.text("SELECT position, run_id FROM events"))]
@@ -177,7 +177,7 @@ def _populated_0005(url: str, fake: Faker) -> None:
         back = [tuple(r) for r in conn.execute(sa.text("SELECT position, run_id FROM events"))]
     assert sorted(back) == sorted(kept)
     migrate.upgrade(engine)
-    assert verify(engine, full=True).ok
+    assert verify(store, full=True).ok
     store.appender.append(
         [NewEvent("new", 2, "plan.started", "graph_tool_call", {"x": 2}, datetime.now(UTC))]
     )

@@ -18,7 +18,6 @@ from tracelake.errors import AppendOnlyViolationError
 from tracelake.lifecycle import retention
 from tracelake.lifecycle.verify import verify
 from tracelake.store import Store, partitions
-from tracelake.store.engine import translate_errors, write_transaction
 
 START = datetime(2026, 1, 20, 6, 0, tzinfo=UTC)
 
@@ -26,12 +25,12 @@ START = datetime(2026, 1, 20, 6, 0, tzinfo=UTC)
 def _prepare_months(store: Store) -> None:
     """A database that has run since before START has its monthly partitions."""
     if store.dialect == "postgresql":
-        with write_transaction(store.engine) as conn:
+        with store.writing() as conn:
             partitions.ensure_months(conn, START - timedelta(days=40))
 
 
 def _before(store: Store, cut: datetime) -> list[int]:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         return positions(store, "recorded_at < :cut", cut=retention._p(conn, cut))
 
 
@@ -61,10 +60,10 @@ def test_retention_archives_exactly_what_it_removes_and_the_chain_still_verifies
         whole = [p for p in report.dropped_partitions]
         assert whole and all(p.startswith("events_p202") for p in whole)
         assert all(end <= cut for end in _ends(whole))
-        left = {p.name for p in partitions.partitions_of(store.engine)}
+        left = {p.name for p in store.partitions()}
         assert not left & set(whole)
         assert report.trimmed < report.removed
-    result = verify(store.engine, full=True)
+    result = verify(store, full=True)
     assert result.ok, result
     assert result.start == report.anchor_position
     # the log goes on: more appends, a second retention, still verifiable
@@ -73,10 +72,10 @@ def test_retention_archives_exactly_what_it_removes_and_the_chain_still_verifies
     second = retention.apply(store, second_cut, tmp_path / "archive")
     assert second.archived == second.removed > 0
     assert _before(store, second_cut) == []
-    assert verify(store.engine, full=True).ok
-    assert verify(store.engine).ok
+    assert verify(store, full=True).ok
+    assert verify(store).ok
     # the retention.applied events carry counts and names only
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         applied = conn.execute(
             sa.text("SELECT count(*) FROM events WHERE type = 'retention.applied'")
         ).scalar()
@@ -91,11 +90,10 @@ def test_plain_delete_is_still_refused_after_retention(
     retention.apply(store, START + timedelta(days=20), tmp_path)
     with (
         pytest.raises(AppendOnlyViolationError),
-        translate_errors("tamper"),
-        store.engine.begin() as conn,
+        store.writing("tamper") as conn,
     ):
         conn.exec_driver_sql("DELETE FROM events")
-    assert verify(store.engine, full=True).schema_problems == []
+    assert verify(store, full=True).schema_problems == []
 
 
 def test_retention_refuses_a_broken_chain(
@@ -103,7 +101,7 @@ def test_retention_refuses_a_broken_chain(
 ) -> None:
     _prepare_months(store)
     append_in_batches(store, timed_events(fake, START, 200, timedelta(hours=5), rng), rng)
-    with store.engine.begin() as conn:
+    with store.writing() as conn:
         conn.exec_driver_sql("UPDATE event_chain SET head = '" + "ee" * 32 + "'")
     before = positions(store)
     with pytest.raises(Exception, match="chain is broken"):
@@ -117,7 +115,7 @@ def test_nothing_before_the_cut_removes_nothing(
     append_in_batches(store, timed_events(fake, START, 50, timedelta(hours=1), rng), rng)
     report = retention.apply(store, START - timedelta(days=30), tmp_path)  # stragglers < 17 d
     assert (report.archived, report.removed, report.files) == (0, 0, [])
-    assert verify(store.engine, full=True).ok
+    assert verify(store, full=True).ok
 
 
 def _ends(names: list[str]) -> list[datetime]:
@@ -139,4 +137,4 @@ def test_removed_positions_are_never_handed_out_again(
     assert positions(store) == [high + 1]  # only retention.applied is left
     append_in_batches(store, timed_events(fake, START, 30, timedelta(minutes=5), rng, "n"), rng)
     assert min(positions(store, "source = 'graph_tool_call'")) > high + 1
-    assert verify(store.engine, full=True).ok
+    assert verify(store, full=True).ok

@@ -23,7 +23,7 @@ from tracelake.lifecycle.verify import verify
 from tracelake.projections.engine import ProjectionEngine
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store, open_store
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 PG = [pytest.mark.postgres, pytest.mark.parametrize("backend", ["postgresql"])]
 
@@ -32,13 +32,13 @@ PG = [pytest.mark.postgres, pytest.mark.parametrize("backend", ["postgresql"])]
 def login(store: Store, db_url: str) -> Iterator[tuple[str, str]]:
     """(writer URL, reader URL): login roles that join the two group roles."""
     names = [f"tl_w_{uuid.uuid4().hex[:8]}", f"tl_r_{uuid.uuid4().hex[:8]}"]
-    setup_roles(store.engine)
-    setup_roles(store.engine, login=names[0], password=uuid.uuid4().hex)  # idempotent, + login
-    with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+    setup_roles(store)
+    setup_roles(store, login=names[0], password=uuid.uuid4().hex)  # idempotent, + login
+    with store.autocommit("test") as conn:
         conn.exec_driver_sql(f"CREATE ROLE {names[1]} LOGIN IN ROLE tracelake_reader")
     urls = [sa.make_url(db_url).set(username=n).render_as_string(False) for n in names]
     yield urls[0], urls[1]
-    with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+    with store.autocommit("test") as conn:
         for n in names:
             conn.exec_driver_sql(
                 f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{n}'"
@@ -82,12 +82,12 @@ def test_writer_ingests_projects_and_verifies_but_cannot_rewrite_the_log(
         report = ingest_bytes(writer, jsonl(envelopes(fake, who, 6, "w")))
         assert report.appended == 24 and not report.quarantined and not report.scrub_failed
         ProjectionEngine(writer).catch_up()
-        assert verify(writer.engine).ok  # and it may move the verify checkpoint
-        before = verify(store.engine, full=True)
+        assert verify(writer).ok  # and it may move the verify checkpoint
+        before = verify(store, full=True)
         assert before.ok and before.events == 24
         refused = []
         for statement in BYPASSES:
-            with pytest.raises(StoreAccessError) as caught, writer.engine.begin() as conn:
+            with pytest.raises(StoreAccessError) as caught, writer.writing() as conn:
                 conn.exec_driver_sql(statement)
             assert _refused_by_privilege(caught.value), statement
             refused.append(statement)
@@ -100,7 +100,7 @@ def test_writer_ingests_projects_and_verifies_but_cannot_rewrite_the_log(
             retention.apply(writer, datetime.now(UTC), tmp_path)
     finally:
         writer.dispose()
-    after = verify(store.engine, full=True)
+    after = verify(store, full=True)
     assert after.ok and (after.events, after.head) == (before.events, before.head)
     assert after.schema_problems == []
     reader = create_engine(reader_url)
@@ -116,13 +116,12 @@ def test_writer_ingests_projects_and_verifies_but_cannot_rewrite_the_log(
 
 def test_roles_refuse_sqlite(tmp_path: object) -> None:
     from tracelake.errors import ConfigError
-    from tracelake.store import migrate
 
-    engine = create_engine(f"sqlite:///{tmp_path}/x.db")
-    migrate.upgrade(engine)
+    store = open_store(f"sqlite:///{tmp_path}/x.db")
+    store.upgrade()
     with pytest.raises(ConfigError, match="PostgreSQL only"):
-        setup_roles(engine)
-    engine.dispose()
+        setup_roles(store)
+    store.dispose()
 
 
 def _refused_by_privilege(error: BaseException) -> bool:

@@ -42,7 +42,7 @@ def load_corpus(store: Store, agentlane: bool = True) -> None:
 def snapshot(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     """Every projection table, rows in primary-key order, JSON compared as parsed values."""
     out: dict[str, list[tuple[Any, ...]]] = {}
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         for table in TABLES:
             order = list(table.primary_key.columns)
             rows = conn.execute(sa.select(table).order_by(*order)).all()

@@ -101,7 +101,7 @@ def run_case(name: str) -> list[bytes]:
 def test_each_binding_cause_gets_its_reason_and_detail(store: Store) -> None:
     ingest_bytes(store, b"".join(line for name in CASES for line in run_case(name)))
     ProjectionEngine(store).catch_up()
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         found = conn.execute(
             sa.text(
                 "SELECT run_id, event_type, reason, detail, field_name FROM v_failure_taxonomy"

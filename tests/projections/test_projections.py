@@ -38,7 +38,7 @@ EXPECTED: dict[str, tuple[bool, str | None, str | None, str | None]] = {
 
 
 def rows(store: Store, sql: str, **params: Any) -> list[Any]:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         return list(conn.execute(sa.text(sql), params).all())
 
 
@@ -235,7 +235,7 @@ def test_tool_latency_view(projected: Store) -> None:
 
 
 def test_percentiles_nearest_rank(store: Store) -> None:
-    with store.engine.begin() as conn:
+    with store.writing() as conn:
         conn.execute(
             sa.text(
                 "INSERT INTO tool_calls (position, run_id, source, tool, ok, duration_ms)"
@@ -394,7 +394,7 @@ def test_selected_target_is_frozen_when_the_run_finishes(store: Store) -> None:
     lines = [{"type": "runner.event", "run_id": "late-run", "event": e} for e in [*run, late]]
     ingest_bytes(store, b"".join(json.dumps(x).encode() + b"\n" for x in lines))
     ProjectionEngine(store).catch_up()
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         target = conn.execute(
             sa.select(lr.c.selected_target).where(lr.c.run_id == "late-run")
         ).scalar()

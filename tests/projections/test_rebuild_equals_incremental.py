@@ -30,7 +30,7 @@ from pipelines.policy import Policy
 from tests.ingest.helpers import agentlane_bytes, ingest_bytes
 from tests.projections.helpers import demo_lines
 from tracelake.projections import ProjectionEngine, default_projections
-from tracelake.store import NewEvent, Store, migrate, open_store
+from tracelake.store import NewEvent, Store, open_store
 from tracelake.store.records import StoredEvent
 from tracelake.store.schema import metadata
 
@@ -60,7 +60,7 @@ def registry_tables() -> list[sa.Table]:
 def snapshot(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     """Every table of every registered projection, rows in primary-key order."""
     out: dict[str, list[tuple[Any, ...]]] = {}
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         for table in registry_tables():
             order = list(table.primary_key.columns)
             out[table.name] = [tuple(r) for r in conn.execute(sa.select(table).order_by(*order))]
@@ -78,7 +78,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Stored
     path: Path = tmp_path_factory.mktemp("templates") / "t.db"
     url = f"sqlite:///{path}"
     store = open_store(url)
-    migrate.upgrade(store.engine)
+    store.upgrade()
     ingest_bytes(store, b"".join(demo_lines("tpl")), origin="demo.jsonl")
     ingest_bytes(store, agentlane_bytes(), origin="agentlane.jsonl")
     job.run(store, Policy(auto_promote=True))

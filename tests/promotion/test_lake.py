@@ -17,7 +17,7 @@ from tracelake.store.schema import events, learning_records
 
 
 def _count(store: Store, table: sa.Table) -> int:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar() or 0)
 
 
@@ -148,7 +148,7 @@ def test_runs_and_suggestions_in_the_lake_follow_the_log(store: Store, tmp_path:
         str(tmp_path / "learning_records" / "**" / "*.parquet"), hive_partitioning=True
     )
     assert records.height == records["run_id"].n_unique() == _count(store, learning_records) == 5
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         db_status = dict(conn.execute(sa.select(suggestions.c.id, suggestions.c.status)).all())
         db_runs = dict(conn.execute(sa.select(runs.c.run_id, runs.c.status)).all())
     lake = _newest(tmp_path, "suggestions", "id")

@@ -115,7 +115,7 @@ def test_fresh_goals_in_many_locales_reproduce_the_stored_fingerprint(
             )
         )
     run_ids = run_plans(store, goals, "c", "fp")
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         stored = dict(
             conn.execute(
                 sa.select(learning_records.c.run_id, learning_records.c.query_fingerprint)

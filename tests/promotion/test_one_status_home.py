@@ -32,7 +32,7 @@ def add(store: Store, name: str, goal: str, run_id: str, collection: str = "orde
 
 def forbid_updates(store: Store, table: str) -> None:
     """A trigger that refuses any UPDATE of *table* (test-only)."""
-    with store.engine.begin() as conn:
+    with store.writing() as conn:
         if conn.dialect.name == "sqlite":
             conn.exec_driver_sql(
                 f"CREATE TRIGGER no_update_{table} BEFORE UPDATE ON {table} "
@@ -50,7 +50,7 @@ def forbid_updates(store: Store, table: str) -> None:
 
 
 def q(store: Store, sql: str) -> list[sa.Row[tuple[object, ...]]]:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         return list(conn.execute(sa.text(sql)).all())
 
 

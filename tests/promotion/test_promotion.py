@@ -46,7 +46,7 @@ def by_target(store: Store, collection: str, kind: str = "target_preference") ->
 
 
 def statuses(store: Store) -> dict[str, tuple[str, int]]:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             sa.select(suggestions.c.id, suggestions.c.status, suggestions.c.version)
         )
@@ -105,7 +105,7 @@ def test_recent_failures_hold_a_suggestion_back(store: Store) -> None:
 
 def _status_with(store: Store, policy: Policy) -> str:
     derived = job.derive(
-        job.io.read_learning_records(store.engine),
+        job.io.read_learning_records(store),
         {},
         policy,
     )
@@ -138,11 +138,11 @@ def test_reruns_are_no_ops_and_dry_run_appends_nothing(store: Store) -> None:
     assert dry.decisions and statuses(store) == {}
     first = job.run(store, Policy())
     assert first.appended == len(dry.decisions)
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         count = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar()
     second = job.run(store, Policy())
     assert second.decisions == [] and second.appended == 0
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(events)).scalar() == count
     # the same decisions appended again (a crashed job retried) are duplicates
     assert job.append_decisions(store, first.decisions).appended == 0
@@ -159,7 +159,7 @@ def test_operator_decisions_are_scrubbed_events_and_rejected_is_never_promoted(
     rejected = sug.decide(store, scrubber, target["id"], "rejected", "ops", reason)
     assert rejected["status"] == "rejected"
     assert "010-2233-4455" not in json.dumps(rejected, ensure_ascii=False)
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         stored = conn.execute(sa.select(sa.cast(events.c.payload, sa.Text))).scalars().all()
     assert not any("seoyeon.kim@example.co.kr" in p or "010-2233-4455" in p for p in stored)
     add_runs(store, "orders-api", ["order_detail"] * 3, "b")  # more success
@@ -231,10 +231,8 @@ def test_any_chunking_gives_the_same_suggestions(store: Store) -> None:
     ProjectionEngine(store).catch_up()
 
     def derived(size: int) -> list[dict[str, Any]]:
-        evidence = {k: job.io.read_evidence(store.engine, k, size=size) for k in job.EVIDENCE_KINDS}
-        frame = job.derive(
-            job.io.read_learning_records(store.engine, size=size), evidence, Policy()
-        )
+        evidence = {k: job.io.read_evidence(store, k, size=size) for k in job.EVIDENCE_KINDS}
+        frame = job.derive(job.io.read_learning_records(store, size=size), evidence, Policy())
         return list(job.documents(frame, Policy()))
 
     whole = derived(100_000)

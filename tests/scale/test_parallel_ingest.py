@@ -24,7 +24,7 @@ from tracelake.config import Settings
 from tracelake.ingest import Ingestor, IngestReport
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store, migrate, open_store
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 BAD_LINES = [
     b"not json, Bearer abcdefghijklmnopqrstuvwxyz012345",
@@ -116,7 +116,7 @@ def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         )
         for e in store.reader.iter_all()
     ]
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         quarantine = [
             tuple(r)
             for r in conn.execute(

@@ -6,17 +6,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
-from alembic import command
 
 from tests.ingest.helpers import gtc_runs, ingest_bytes, jsonl
 from tracelake.lifecycle.verify import verify
 from tracelake.scrub import get_scrubber, load_pseudonym_key
-from tracelake.store import NewEvent, Store, migrate
-from tracelake.store.engine import write_transaction
+from tracelake.store import NewEvent, Store
 
 
 def _count(store: Store, sql: str) -> int:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         return int(conn.execute(sa.text(sql)).scalar() or 0)
 
 
@@ -32,7 +30,7 @@ def test_trace_metadata_is_interned_and_read_back_whole(store: Store) -> None:
     assert all(set(e.redactions or {"r": 0}) == {"r"} for e in stored)  # "t" stays inside
     runs = len(gtc_runs())
     assert 0 < _count(store, "SELECT count(*) FROM trace_contexts") <= runs
-    if store.engine.dialect.name == "postgresql":
+    if store.dialect == "postgresql":
         inline = "SELECT count(*) FROM events WHERE payload ? 'trace_metadata'"
     else:
         inline = "SELECT count(*) FROM events WHERE json_extract(payload, '$.trace_metadata') IS NOT NULL"
@@ -58,30 +56,28 @@ def test_downgrade_puts_trace_metadata_back_and_the_chain_verifies(store: Store)
     events = [e for run in gtc_runs() for e in run]
     ingest_bytes(store, jsonl(events))
     before = [e.payload for e in store.reader.iter_all()]
-    engine = store.engine
-    with write_transaction(engine) as conn:
-        command.downgrade(migrate.alembic_config(connection=conn), "0008")
-    assert verify(engine, full=True).ok
-    with engine.connect() as conn:
+    store.downgrade("0008")
+    assert verify(store, full=True).ok
+    with store.reading() as conn:
         rows = conn.execute(sa.text("SELECT payload, redactions FROM events ORDER BY position"))
         payloads, redactions = zip(*rows, strict=True)
     decode = (
         (lambda v: v)
-        if engine.dialect.name == "postgresql"
+        if store.dialect == "postgresql"
         else (lambda v: v and __import__("json").loads(v))
     )
     assert [decode(p) for p in payloads] == before
     assert all(r is None or set(decode(r)) == {"r"} for r in redactions)
-    migrate.upgrade(engine)
-    assert verify(engine, full=True).ok
+    store.upgrade()
+    assert verify(store, full=True).ok
     again = ingest_bytes(store, jsonl(events))
     assert (again.appended, again.duplicates) == (0, len(events))
 
 
 def test_event_id_lookups_use_the_partial_index(store: Store) -> None:
-    if store.engine.dialect.name != "postgresql":
+    if store.dialect != "postgresql":
         return
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         conn.exec_driver_sql("SET enable_seqscan = off")
         plan = "\n".join(
             r[0]
@@ -115,7 +111,7 @@ def test_the_cut_out_json_is_the_encoded_rest() -> None:
 def test_a_full_cache_is_cleared_without_losing_the_batch(store: Store) -> None:
     from tracelake.store.redactions import Contexts, Reports
 
-    contexts, reports = Contexts(store.engine), Reports(store.engine)
+    contexts, reports = Contexts(store.appender.engine), Reports(store.appender.engine)
     contexts.cached = 3
     docs = [f'{{"n":{i}}}'.encode() for i in range(8)]
     first = contexts.ids(docs[:3])

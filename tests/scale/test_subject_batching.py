@@ -22,7 +22,7 @@ def _fresh_process_state() -> None:
 
 
 def _rows(store: Store) -> list[tuple[object, ...]]:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         q = "SELECT run_id, seq, content_hash FROM events ORDER BY position"
         return [tuple(r) for r in conn.execute(sa.text(q))]
 
@@ -32,7 +32,7 @@ def test_secrets_are_settled_per_chunk_and_known_subjects_rescrubbed(store: Stor
     _fresh_process_state()
     first = ingest_bytes(store, jsonl(events))
     assert first.appended == len(events)
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         n = conn.execute(sa.text("SELECT count(*) FROM subject_secrets")).scalar_one()
     assert n > 0
     stored = _rows(store)
@@ -42,7 +42,7 @@ def test_secrets_are_settled_per_chunk_and_known_subjects_rescrubbed(store: Stor
     again = ingest_bytes(store, jsonl(events))
     assert (again.appended, again.duplicates, again.quarantined_total) == (0, len(events), 0)
     assert _rows(store) == stored
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM subject_secrets")).scalar_one() == n
 
 

@@ -35,7 +35,7 @@ def fresh_db(private_pg: PrivatePostgres) -> str:
     private_pg.execute(f"CREATE DATABASE {name}")
     url = sa.make_url(private_pg.url).set(database=name).render_as_string(hide_password=False)
     from tracelake.store import migrate
-    from tracelake.store.engine import create_engine
+    from tracelake.store.connection import create_engine
 
     engine = create_engine(url, poolclass=sa.NullPool)
     migrate.upgrade(engine)

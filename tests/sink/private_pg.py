@@ -20,7 +20,7 @@ from pathlib import Path
 import sqlalchemy as sa
 
 from tracelake.store import migrate
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 
 def _bindir() -> Path | None:

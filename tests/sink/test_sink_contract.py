@@ -18,7 +18,7 @@ from tests.sink.test_faults import assert_exactly_once, stored_keys, wait_for
 from tracelake.contracts import to_jsonable
 from tracelake.sink import TraceSink
 from tracelake.store import Store, migrate, open_store
-from tracelake.store.engine import create_engine
+from tracelake.store.connection import create_engine
 
 
 class Kind(enum.Enum):
@@ -184,7 +184,7 @@ def test_a_slow_database_overflows_the_hand_over_and_loses_nothing(tmp_path: Pat
     release = threading.Event()
 
     def hold_the_lock() -> None:
-        from tracelake.store.engine import write_transaction
+        from tracelake.store.connection import write_transaction
 
         with write_transaction(engine) as conn:  # BEGIN IMMEDIATE: the write lock
             conn.exec_driver_sql("SELECT 1").all()

@@ -25,7 +25,7 @@ def test_every_event_references_its_exact_report_and_each_report_is_stored_once(
     expected = [scrubber.scrub_event("graph_tool_call", e["type"], e).report for e in events]
     assert [reports.expand(e.redactions) for e in stored] == expected
     assert all(set(e.redactions or {"r": 0}) == {"r"} for e in stored)
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         n = conn.execute(sa.text("SELECT COUNT(*) FROM redaction_reports")).scalar_one()
     distinct = {repr(r) for r in expected if r}
     assert n == len(distinct) < len(events)
@@ -49,7 +49,7 @@ def test_appending_new_events_interns_their_reports_too(store: Store) -> None:
     try:
         assert other.appender.reports.expand(got[0].redactions) == report
         other.appender.append([NewEvent("r2", 1, "x", "unknown", {}, now, redactions=report)])
-        with other.engine.connect() as conn:
+        with other.reading() as conn:
             assert conn.execute(sa.text("SELECT COUNT(*) FROM redaction_reports")).scalar() == 1
     finally:
         other.dispose()

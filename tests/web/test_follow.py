@@ -147,7 +147,7 @@ def test_follower_survives_its_connection_being_killed(
 ) -> None:
     f = following()
     until("leading", lambda: f.state.leader)
-    engine = sa.create_engine(store.engine.url, poolclass=sa.NullPool)
+    engine = sa.create_engine(store.url, poolclass=sa.NullPool)
     with engine.connect() as conn:
         killed = conn.execute(
             sa.text(

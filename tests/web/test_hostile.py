@@ -124,7 +124,7 @@ def test_hostile_stored_text_is_shown_as_text_everywhere(store: Store, seed: int
     )
     seen: set[str] = set()
     todo = ["/", "/queue", f"/suggestions/{sid}"] + [f"/suggestions/{d['id']}" for d in docs]
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         run_ids = [r[0] for r in conn.exec_driver_sql("SELECT run_id FROM runs")]
     todo += [f"/runs/{quote(r, safe='')}" for r in run_ids[:40]]
     while todo:

@@ -33,7 +33,7 @@ def scrape(store: Store) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]
 def test_metrics_agree_with_the_database(loaded: Store) -> None:
     ingest_bytes(loaded, b'{"type": 1}\nnot json\n')  # two quarantined lines
     m = scrape(loaded)
-    with loaded.engine.connect() as conn:
+    with loaded.reading() as conn:
         stored = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar()
         by_status = dict(
             conn.execute(
@@ -52,7 +52,7 @@ def test_metrics_agree_with_the_database(loaded: Store) -> None:
     before = stored
     lines = helpers.envelopes("orders-api", "late", __import__("random").Random(1), {"timeout"})
     ingest_bytes(loaded, lines)
-    with loaded.engine.connect() as conn:
+    with loaded.reading() as conn:
         added = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar() - before
     assert added > 0
     m = scrape(loaded)
@@ -78,7 +78,7 @@ def _nearest_rank(values: list[float], q: float) -> float:
 
 def test_dashboard_aggregates_match_the_rows(loaded: Store) -> None:
     board: dict[str, Any] = helpers.client(loaded).get("/api/dashboard", headers=AUTH).json()
-    with loaded.engine.connect() as conn:
+    with loaded.reading() as conn:
         calls = conn.execute(sa.select(tool_calls.c.tool, tool_calls.c.duration_ms)).all()
         failures = conn.execute(
             sa.select(

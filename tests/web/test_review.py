@@ -24,7 +24,7 @@ def _api(c: Any, method: str, path: str, **kw: Any) -> Any:
 
 
 def _decisions(store: Store, sid: str) -> list[dict[str, Any]]:
-    with store.engine.connect() as conn:
+    with store.reading() as conn:
         rows = conn.execute(
             sa.select(events.c.type, events.c.source, events.c.payload, events.c.recorded_at)
             .where(events.c.run_id == run_id_of(sid))
@@ -61,7 +61,7 @@ def test_evidence_matches_the_learning_records(loaded: Store) -> None:
     body = max(bodies, key=lambda b: b["evidence"]["failures"])  # one with failed runs
     target, ev = body["suggestion"], body["evidence"]
     # independently: graph-tool-call's matching rule over every learning record
-    with loaded.engine.connect() as conn:
+    with loaded.reading() as conn:
         rows = conn.execute(sa.select(learning_records)).all()
     runs = [
         r for r in rows

@@ -27,7 +27,8 @@ from sqlalchemy.engine import Connection
 
 from tracelake.lifecycle.subjects import pseudonym_with, secrets_for, subject_ref
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.dialects import contains as _contains
+from tracelake.store.dialects import secure_delete
 from tracelake.store.records import NewEvent
 from tracelake.store.schema import JSONDocument, metadata
 
@@ -64,13 +65,6 @@ class Findings:
         }
 
 
-def _contains(conn: Connection, column: Any, needle: str) -> Any:
-    text = sa.cast(column, sa.Text)
-    if conn.dialect.name == "postgresql":
-        return sa.func.strpos(text, needle) > 0
-    return sa.func.instr(text, needle) > 0
-
-
 def _count_events(conn: Connection, needle: str) -> int:
     events = metadata.tables["events"]
     cols = (events.c.payload, events.c.run_id, events.c.event_id, events.c.redactions)
@@ -98,7 +92,7 @@ def _count_derived(conn: Connection, needle: str) -> dict[str, int]:
 def find(store: Store, key: bytes, value: str) -> Findings:
     secret = secrets_for(key, store.url).lookup(value)
     legacy = pseudonym_with(bytes(key), value)
-    with translate_errors("find a subject"), store.engine.connect() as conn:
+    with store.reading("find a subject") as conn:
         result = Findings(has_secret=secret is not None)
         if secret is not None:
             current = pseudonym_with(secret, value)
@@ -149,9 +143,8 @@ def erase(store: Store, key: bytes, value: str, exports: Path | None = None) -> 
         "exports_to_rewrite": to_rewrite,
         "method": "crypto-shredding: the subject's pseudonym secret was deleted",
     }
-    with translate_errors("erase a subject"), write_transaction(store.engine) as conn:
-        if conn.dialect.name == "sqlite":
-            conn.exec_driver_sql("PRAGMA secure_delete = ON")  # zero the freed bytes
+    with store.writing("erase a subject") as conn:
+        secure_delete(conn)  # zero the freed bytes
         conn.execute(
             sa.text("DELETE FROM subject_secrets WHERE subject_ref = :r"),
             {"r": subject_ref(key, value)},
@@ -168,13 +161,7 @@ def erase(store: Store, key: bytes, value: str, exports: Path | None = None) -> 
 
 def _purge(store: Store) -> None:
     """Make the deleted secret unrecoverable from the database files (as far as they go)."""
-    with translate_errors("purge the erased secret"):
-        if store.dialect == "sqlite":
-            with store.engine.connect() as conn:
-                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-            return
-        with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.exec_driver_sql("VACUUM FULL subject_secrets")
+    store.purge("subject_secrets", "purge the erased secret")
 
 
 def _event(erasure_id: str, now: datetime, receipt: dict[str, Any]) -> NewEvent:

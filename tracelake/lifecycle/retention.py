@@ -41,7 +41,7 @@ from tracelake.lifecycle import verify
 from tracelake.lifecycle.erasure import LIFECYCLE_RUN, SOURCE
 from tracelake.store import Store, partitions
 from tracelake.store.appender import COLUMNS as APPENDED_COLUMNS
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.dialects import json_as_text, time_param
 from tracelake.store.records import NewEvent
 
 CHUNK = 20_000
@@ -68,7 +68,7 @@ class RetentionReport:
 def plan(store: Store, cut: datetime) -> RetentionReport:
     """What ``apply`` would do (counts only)."""
     report = RetentionReport("dry-run", cut.isoformat(), dry_run=True)
-    with translate_errors("plan retention"), store.engine.connect() as conn:
+    with store.reading("plan retention") as conn:
         report.archived = report.removed = _count_before(conn, cut)
         if partitions.is_partitioned(conn):
             report.dropped_partitions = [p.name for p in _whole(conn, cut)]
@@ -79,7 +79,7 @@ def apply(store: Store, cut: datetime, archive: Path) -> RetentionReport:
     cut = cut.astimezone(UTC)
     report = RetentionReport(uuid.uuid4().hex[:16], cut.isoformat())
     target = archive / f"retention-{report.retention_id}"
-    with translate_errors("apply retention"), write_transaction(store.engine) as conn:
+    with store.writing("apply retention") as conn:
         store.appender.lock(conn)
         removing = _positions_before(conn, cut)
         if not removing:
@@ -168,11 +168,7 @@ def _retain(
     report.removed_above_anchor = len(digests)
 
 
-def _p(conn: Connection, t: datetime) -> object:
-    """A timestamp parameter as the dialect stores it (SQLite: the appender's text form)."""
-    if conn.dialect.name == "sqlite":
-        return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-    return t
+_p = time_param  # a timestamp parameter as the backend stores it
 
 
 def _count_before(conn: Connection, cut: datetime) -> int:
@@ -223,9 +219,8 @@ def _archive(
 ) -> tuple[int, list[str]]:
     import polars as pl
 
-    pg = conn.dialect.name == "postgresql"
     select = ", ".join(
-        f"{c}::text AS {c}" if pg and c in ("payload", "redactions") else c for c in COLUMNS
+        json_as_text(conn, c) if c in ("payload", "redactions") else c for c in COLUMNS
     )
     query = sa.text(
         f"SELECT {select} FROM events WHERE recorded_at < :cut ORDER BY position"

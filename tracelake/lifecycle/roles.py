@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 from tracelake.errors import ConfigError, StoreError
-from tracelake.store import partitions
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store import Store, partitions
 from tracelake.store.schema import metadata
 
 WRITER = "tracelake_writer"
@@ -56,18 +55,16 @@ def derived_tables() -> list[str]:
 PASSWORD_VAR = "TRACELAKE_LOGIN_PASSWORD"
 
 
-def setup_roles(
-    engine: Engine, login: str | None = None, password: str | None = None
-) -> RolesReport:
+def setup_roles(store: Store, login: str | None = None, password: str | None = None) -> RolesReport:
     """Create and grant the group roles; with *login*, also a LOGIN role in the writer group
     (created if missing; its password set when *password* is given)."""
-    if engine.dialect.name != "postgresql":
+    if store.embedded:
         raise ConfigError(
             "database roles exist on PostgreSQL only; an SQLite file is protected by its file "
             "permissions (see README, 'Operating tracelake')"
         )
     report = RolesReport()
-    with translate_errors("set up roles"), write_transaction(engine) as conn:
+    with store.writing("set up roles") as conn:
         _check_owner(conn)
         for role in (WRITER, READER):
             exists = conn.execute(

@@ -34,7 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake.errors import ScrubError, StoreError
-from tracelake.store.engine import create_engine, translate_errors
+from tracelake.store.connection import create_engine, translate_errors
 
 REFRESH_SECONDS = 1.0
 CACHE_LIMIT = 200_000

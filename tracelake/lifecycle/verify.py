@@ -25,10 +25,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
-from tracelake.store import chain
-from tracelake.store.engine import translate_errors
+from tracelake.store import Store, chain
+from tracelake.store.dialects import time_param
 
 CHECKPOINT = "db verify"
 
@@ -71,7 +71,7 @@ class _Broken(Exception):
 
 
 def verify(
-    engine: Engine,
+    store: Store,
     *,
     full: bool = False,
     save: bool = True,
@@ -88,19 +88,15 @@ def verify(
             seen[:] = [head.hex()]
 
     # One snapshot (appends that commit meanwhile are not seen, so rows and links agree).
-    with translate_errors("verify the log"), engine.connect() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execution_options(isolation_level="REPEATABLE READ")
-        with conn.begin() as tx:
-            result = walk(conn, full=full, until=until, on_event=at if expect else None)
-            if expect is not None and result.ok and (not seen or seen[0] != expect[1]):
-                result.ok, result.position = False, expect[0]
-                result.problem = "the chain no longer passes through the expected head"
-            result.schema_problems = schema_problems(conn)
-            result.ok = result.ok and not result.schema_problems
-            tx.rollback()
+    with store.snapshot("verify the log") as conn:
+        result = walk(conn, full=full, until=until, on_event=at if expect else None)
+        if expect is not None and result.ok and (not seen or seen[0] != expect[1]):
+            result.ok, result.position = False, expect[0]
+            result.problem = "the chain no longer passes through the expected head"
+        result.schema_problems = schema_problems(conn)
+        result.ok = result.ok and not result.schema_problems
     if result.ok and save and result.links:
-        _save_checkpoint(engine, result.end, result.head)
+        _save_checkpoint(store, result.end, result.head)
     return result
 
 
@@ -226,11 +222,9 @@ def _start(conn: Connection, full: bool) -> tuple[int, str]:
     return int(row[0]), str(row[1])
 
 
-def _save_checkpoint(engine: Engine, position: int, head: str) -> None:
-    now: object = datetime.now(UTC)
-    with engine.begin() as conn:
-        if conn.dialect.name == "sqlite":
-            now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+def _save_checkpoint(store: Store, position: int, head: str) -> None:
+    with store.writing("save the verify checkpoint") as conn:
+        now = time_param(conn, datetime.now(UTC))
         params = {"n": CHECKPOINT, "p": position, "h": head, "t": now}
         updated = conn.execute(
             sa.text(

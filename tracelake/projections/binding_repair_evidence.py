@@ -20,11 +20,11 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from tracelake.projections.engine import Projection, insert
 from tracelake.projections.fold import RunFold
+from tracelake.store.dialects import conflict_insert
 from tracelake.store.schema import binding_repair_candidates as candidates
 from tracelake.store.schema import binding_repair_evidence as evidence
 
@@ -127,7 +127,6 @@ class Delta:
 def _upsert(conn: Connection, added: dict[Key, Delta]) -> None:
     if not added:
         return
-    ins = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     values = [
         {
             **dict(zip(_KEY_COLS, key, strict=True)),
@@ -140,7 +139,7 @@ def _upsert(conn: Connection, added: dict[Key, Delta]) -> None:
         for key, d in sorted(added.items())
     ]
     for start in range(0, len(values), 500):
-        stmt = ins(candidates).values(values[start : start + 500])
+        stmt = conflict_insert(conn, candidates).values(values[start : start + 500])
         new, c = stmt.excluded, candidates.c
         conn.execute(
             stmt.on_conflict_do_update(

@@ -2,8 +2,8 @@
 
 Invariant 4 — a projection writes its rows and its checkpoint in ONE transaction. Each step:
 
-1. open a write transaction (``BEGIN IMMEDIATE`` on SQLite) and lock the checkpoint rows of
-   the projections being advanced (``SELECT ... FOR UPDATE`` on PostgreSQL), so two
+1. open a process step (``Store.process``: one write transaction holding the checkpoint rows of
+   the projections being advanced locked), so two
    projectors never apply the same batch;
 2. read the next batch after the lowest checkpoint with ``Reader.read_after`` — gap-safe,
    because appends are serialised (see ``store.appender``): nothing can later appear below
@@ -32,19 +32,15 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from tracelake.errors import ConfigError
 from tracelake.projections.fold import RunFold, advance, fold
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors, write_transaction
 from tracelake.store.records import StoredEvent
-from tracelake.store.schema import projection_checkpoints as checkpoints
 
 DEFAULT_BATCH = 2000
 CACHE_RUNS = 100_000  # folds kept between batches (open runs first; finished runs evicted first)
@@ -125,8 +121,7 @@ class ProjectionEngine:
 
     # -- public operations -----------------------------------------------------------------
     def checkpoints(self) -> dict[str, int]:
-        with translate_errors("read projection checkpoints"), self.store.engine.connect() as c:
-            rows = {r.name: int(r.position) for r in c.execute(sa.select(checkpoints))}
+        rows = self.store.checkpoints()
         return {p.name: rows.get(p.name, 0) for p in self.projections}
 
     def catch_up(
@@ -147,11 +142,10 @@ class ProjectionEngine:
         """Delete the projections' rows and set their checkpoints to zero, in one transaction."""
         chosen = self.select(names)
         self._drop_cache()
-        with translate_errors("reset projections"), write_transaction(self.store.engine) as conn:
-            self._lock(conn, chosen)
+        with self.store.process(_names(chosen), "reset projections") as step:
             for p in chosen:
-                p.reset(conn)
-                self._save(conn, p.name, 0)
+                p.reset(step.conn)
+                step.advance(p.name, 0)
 
     def rebuild(self, names: Sequence[str] | None = None) -> CatchUp:
         self.reset(names)
@@ -161,21 +155,18 @@ class ProjectionEngine:
     def step(self, chosen: Sequence[Projection]) -> int:
         """Advance the projections at the lowest checkpoint by one batch; events read."""
         try:
-            with (
-                translate_errors("apply projections"),
-                write_transaction(self.store.engine) as conn,
-            ):
-                positions = self._lock(conn, chosen)
+            with self.store.process(_names(chosen), "apply projections") as step:
+                positions = dict(step.positions)
                 low = min(positions.values())
                 active = [p for p in chosen if positions[p.name] == low]
-                batch = self.store.reader.read_after(low, self.batch_size)
+                batch = self.store.read_after(low, self.batch_size)
                 if not batch:
                     return 0
                 high = batch[-1].position
                 runs = self._fold(batch, low)
                 for p in active:
-                    p.apply(conn, [r for r in runs if p.accepts(r)])
-                    self._save(conn, p.name, high)
+                    p.apply(step.conn, [r for r in runs if p.accepts(r)])
+                    step.advance(p.name, high)
         except BaseException:
             self._drop_cache()  # folds advanced past what was committed
             raise
@@ -232,31 +223,6 @@ class ProjectionEngine:
     def _drop_cache(self) -> None:
         self._folds.clear()
         self._folds_at, self._complete = -1, False
-
-    # -- checkpoints -----------------------------------------------------------------------
-    def _lock(self, conn: Connection, chosen: Sequence[Projection]) -> dict[str, int]:
-        names = _names(chosen)
-        ins = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-        now = datetime.now(UTC)
-        conn.execute(
-            ins(checkpoints)
-            .values([{"name": n, "position": 0, "updated_at": now} for n in names])
-            .on_conflict_do_nothing(index_elements=["name"])
-        )
-        query = sa.select(checkpoints.c.name, checkpoints.c.position).where(
-            checkpoints.c.name.in_(names)
-        )
-        if conn.dialect.name == "postgresql":
-            query = query.with_for_update()
-        return {r.name: int(r.position) for r in conn.execute(query)}
-
-    @staticmethod
-    def _save(conn: Connection, name: str, position: int) -> None:
-        conn.execute(
-            checkpoints.update()
-            .where(checkpoints.c.name == name)
-            .values(position=position, updated_at=datetime.now(UTC))
-        )
 
 
 def _names(chosen: Sequence[Projection]) -> list[str]:

@@ -144,7 +144,7 @@ class Follower:
     # -- leadership --------------------------------------------------------------------------
     @contextlib.contextmanager
     def _leadership(self) -> Iterator[bool]:
-        if self.store.dialect == "postgresql":
+        if self.store.notifies:
             with self._pg_connection() as conn:
                 got = conn.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK_KEY,))
                 row = got.fetchone()

@@ -17,7 +17,6 @@ from tracelake.promotion.decisions import (
     run_id_of,
 )
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors
 from tracelake.store.schema import learning_records, suggestions
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ def list_suggestions(
     if status is not None:
         query = query.where(suggestions.c.status == status)
     query = query.order_by(suggestions.c.collection_id, suggestions.c.id)
-    with translate_errors("read suggestions"), store.engine.connect() as conn:
+    with store.reading("read suggestions") as conn:
         docs = [dict(r.document) for r in conn.execute(query)]
     return sorted(docs, key=lambda d: str(d.get("last_seen_at") or ""), reverse=True)
 
@@ -73,7 +72,7 @@ def get(store: Store, suggestion_id: str) -> Current:
     query = sa.select(suggestions.c.document, suggestions.c.version).where(
         suggestions.c.id == suggestion_id
     )
-    with translate_errors("read a suggestion"), store.engine.connect() as conn:
+    with store.reading("read a suggestion") as conn:
         row = conn.execute(query).first()
     if row is None:
         raise SuggestionNotFoundError(
@@ -181,7 +180,7 @@ def recent_attempts(store: Store, collection: str, limit: int) -> list[dict[str,
         .order_by(lr.c.finished_at.desc(), lr.c.run_id)
         .limit(limit)
     )
-    with translate_errors("read learning records"), store.engine.connect() as conn:
+    with store.reading("read learning records") as conn:
         rows = conn.execute(query).all()
     return [
         {

@@ -21,12 +21,10 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event
-
 from tracelake.errors import SchemaNotReadyError
 from tracelake.sink.handoff import Batch, Handoff
 from tracelake.sink.spool import Spool, SpoolCorruptError
-from tracelake.store import NewEvent, QuarantineItem, Store, migrate
+from tracelake.store import NewEvent, QuarantineItem, Store
 
 if TYPE_CHECKING:
     from tracelake.sink.writer import Counters
@@ -68,9 +66,9 @@ class Shipper:
         self._replay_since: float | None = None
         self._schema_missing_said = False
         self._conns: dict[int, Any] = {}  # the engine's DBAPI connections, to interrupt
-        event.listen(store.engine, "connect", self._track)
-        event.listen(store.engine, "close", self._untrack)
-        event.listen(store.engine, "close_detached", self._untrack_detached)
+        store.on_pool("connect", self._track)
+        store.on_pool("close", self._untrack)
+        store.on_pool("close_detached", self._untrack_detached)
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
@@ -251,20 +249,20 @@ class Shipper:
         """Say clearly when the schema is missing; an embedded SQLite database is migrated.
         (One cheap query: alembic is imported only when there is something to migrate.)"""
         try:
-            with self._watched(), self.store.engine.connect() as conn:
+            with self._watched(), self.store.reading("check the schema") as conn:
                 conn.exec_driver_sql("SELECT 1 FROM events WHERE 1 = 0").all()
             return
         except Exception as exc:  # noqa: BLE001 - unreachable: the first append says so
             if not _no_schema(exc):
                 log.debug("schema check failed: %s", self.safe_error(exc))
                 return
-        if self.store.dialect != "sqlite":
+        if not self.store.embedded:
             self._say_schema_missing()
             return
         try:
             log.info("tracelake sink: creating the schema in %s", self.where)
             with self._watched():
-                migrate.upgrade(self.store.engine)
+                self.store.upgrade()
         except Exception as exc:  # noqa: BLE001 - the first append will say what is wrong
             log.error("tracelake sink: could not create the schema (%s)", self.safe_error(exc))
 

@@ -85,7 +85,6 @@ class TraceSink:
 
         from tracelake.scrub import get_scrubber, load_pseudonym_key
         from tracelake.store import open_store
-        from tracelake.store.engine import create_engine
 
         if on_full not in ("block", "drop"):
             raise ValueError(f"on_full must be 'block' or 'drop', not {on_full!r}")
@@ -93,7 +92,7 @@ class TraceSink:
         url = settings.database_url
         key = load_pseudonym_key(url)
         scrubber = get_scrubber(key)
-        self.store = open_store(url, engine=create_engine(url, bounded=db_timeout))
+        self.store = open_store(url, bounded=db_timeout)
         self.max_queue, self.on_full = max_queue, on_full
         root = Path(spool_dir or os.environ.get("TRACELAKE_SPOOL_DIR") or DEFAULT_SPOOL_DIR)
         self.spool = Spool(root, max_segment_bytes=2 << 20)

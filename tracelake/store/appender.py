@@ -12,7 +12,7 @@ belongs to a rolled-back transaction and will never appear. Readers need no wate
 * PostgreSQL: ``pg_advisory_xact_lock(APPEND_LOCK_KEY)``, released by COMMIT/ROLLBACK after
   the commit is visible (the same trick as eventsourcing's ``LOCK TABLE``, but it does not
   block readers or projections writing other tables).
-* SQLite: ``BEGIN IMMEDIATE`` (see ``store.engine``) takes the database's single write lock.
+* SQLite: ``BEGIN IMMEDIATE`` (see ``store.connection``) takes the database's single write lock.
 
 Serialising costs little because each transaction appends a whole batch.
 
@@ -36,7 +36,7 @@ from sqlalchemy.engine import Connection, Engine
 from tracelake import codec
 from tracelake.errors import DataRejectedError
 from tracelake.store import chain
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, EncodedEvent, NewEvent, QuarantineItem
 from tracelake.store.redactions import Contexts, Reports, compact
@@ -140,6 +140,20 @@ class Appender(ABC):
             return self._append_locked(conn, batch)
 
     def _append_locked(self, conn: Connection, batch: list[EncodedEvent]) -> AppendResult:
+        result = AppendResult()
+        fresh = self._sort_out(conn, batch, result)
+        if fresh:
+            self.write(conn, self._number(conn, fresh))
+            chain.link_appended(conn)  # tamper evidence, same transaction (store.chain)
+            result.appended = len(fresh)
+        if result.conflicts:
+            self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])
+        return result
+
+    def _sort_out(
+        self, conn: Connection, batch: list[EncodedEvent], result: AppendResult
+    ) -> list[EncodedEvent]:
+        """The batch's new events; duplicates are counted and conflicts listed in *result*."""
         keyed = [e.key for e in batch if e.seq is not None]
         by_key: dict[tuple[str, int], str | EncodedEvent] = dict(
             self.existing_keys(conn, keyed) if keyed else {}
@@ -148,30 +162,17 @@ class Appender(ABC):
         by_id: dict[tuple[str, str], str | EncodedEvent] = dict(
             self.existing_event_ids(conn, ids) if ids else {}
         )
-        result = AppendResult()
         fresh: list[EncodedEvent] = []
         for e in batch:
-            key = e.key if e.seq is not None else None
-            seen = by_key.get(key) if key is not None else None
-            if seen is None and e.event_id is not None:
-                seen = by_id.get((e.run_id, e.event_id))
+            seen = _seen(e, by_key, by_id)
             if seen is None:
                 fresh.append(e)
-                if key is not None:
-                    by_key[key] = e  # a repeat inside the same batch compares against it
-                if e.event_id is not None:
-                    by_id[(e.run_id, e.event_id)] = e
+                _remember(e, by_key, by_id)  # a repeat inside the same batch compares to it
             elif _hash(seen) == e.content_hash:
                 result.duplicates += 1
             else:
                 result.conflicts.append(e)
-        if fresh:
-            self.write(conn, self._number(conn, fresh))
-            chain.link_appended(conn)  # tamper evidence, same transaction (store.chain)
-            result.appended = len(fresh)
-        if result.conflicts:
-            self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])
-        return result
+        return fresh
 
     def _number(self, conn: Connection, fresh: list[EncodedEvent]) -> list[EncodedEvent]:
         """Give events without a seq the next numbers of their run, in batch order.
@@ -300,6 +301,29 @@ def _sqlite_time(value: object) -> str:
 
 def content_hash(e: NewEvent | EncodedEvent) -> str:
     return EncodedEvent.of(e).content_hash
+
+
+def _seen(
+    e: EncodedEvent,
+    by_key: dict[tuple[str, int], str | EncodedEvent],
+    by_id: dict[tuple[str, str], str | EncodedEvent],
+) -> str | EncodedEvent | None:
+    """What is already stored (or earlier in the batch) under this event's seq or event_id."""
+    seen = by_key.get(e.key) if e.seq is not None else None
+    if seen is None and e.event_id is not None:
+        seen = by_id.get((e.run_id, e.event_id))
+    return seen
+
+
+def _remember(
+    e: EncodedEvent,
+    by_key: dict[tuple[str, int], str | EncodedEvent],
+    by_id: dict[tuple[str, str], str | EncodedEvent],
+) -> None:
+    if e.seq is not None:
+        by_key[e.key] = e
+    if e.event_id is not None:
+        by_id[(e.run_id, e.event_id)] = e
 
 
 def _hash(seen: str | EncodedEvent) -> str:

@@ -21,7 +21,7 @@ from alembic.util.exc import CommandError
 from sqlalchemy.engine import Connection, Engine
 
 from tracelake.errors import ConfigError, TracelakeError
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.schema import JSONDocument, metadata
 
 _PACKAGE = Path(__file__).resolve().parents[1]

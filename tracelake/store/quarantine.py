@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.records import QuarantineItem
 from tracelake.store.schema import quarantine
 
@@ -32,8 +32,9 @@ class QuarantineWriter(ABC):
 
     def write(self, conn: Connection, items: Sequence[QuarantineItem]) -> int:
         rows = [asdict(i) for i in items]
-        result = conn.execute(self.insert_ignoring_duplicates(), rows)
-        return max(result.rowcount, 0)
+        # RETURNING counts the rows really inserted: an executemany's rowcount is 0 on psycopg
+        stmt = self.insert_ignoring_duplicates().returning(quarantine.c.id)
+        return len(conn.execute(stmt, rows).all())
 
     @abstractmethod
     def insert_ignoring_duplicates(self) -> Any: ...

@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine, Row
 
-from tracelake.store.engine import translate_errors
+from tracelake.store.connection import translate_errors
 from tracelake.store.records import StoredEvent
 from tracelake.store.redactions import CONTEXT_KEY, Contexts, stored_form
 from tracelake.store.schema import events, quarantine

@@ -35,7 +35,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake import codec
-from tracelake.store.engine import translate_errors, write_transaction
+from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.records import EncodedEvent
 from tracelake.store.schema import redaction_reports, trace_contexts
 

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from tracelake.projections.explain import explain
 from tracelake.promotion import suggestions as sug
 from tracelake.store import Store
-from tracelake.store.engine import translate_errors
+from tracelake.store.dialects import time_bucket
 from tracelake.store.schema import (
     binding_repair_evidence,
     coercion_evidence,
@@ -46,7 +46,7 @@ def queue(store: Store, status: str | None, collection: str | None) -> dict[str,
     counts_q = sa.select(s.c.status, sa.func.count().label("n")).group_by(s.c.status)
     if collection is not None:
         counts_q = counts_q.where(s.c.collection_id == collection)
-    with translate_errors("read the review queue"), store.engine.connect() as conn:
+    with store.reading("read the review queue") as conn:
         counts = {r.status: int(r.n) for r in conn.execute(counts_q)}
         collections = [
             r[0]
@@ -92,7 +92,7 @@ def evidence(store: Store, doc: dict[str, Any]) -> dict[str, Any]:
         .order_by(lr.c.finished_at.desc(), lr.c.run_id)
         .limit(RUNS_SCANNED)
     )
-    with translate_errors("read a suggestion's evidence"), store.engine.connect() as conn:
+    with store.reading("read a suggestion's evidence") as conn:
         rows = [
             r
             for r in conn.execute(query)
@@ -261,7 +261,7 @@ def failures_over_time(store: Store) -> dict[str, Any]:
     """Failures per collection, reason and time bucket over the last ``WINDOW_DAYS`` days of
     data (hours when the data spans two days or less, minutes when three hours or less)."""
     f = failure_taxonomy
-    with translate_errors("read failures"), store.engine.connect() as conn:
+    with store.reading("read failures") as conn:
         latest = conn.execute(sa.select(sa.func.max(f.c.recorded_at))).scalar()
         if latest is None:
             return {"unit": "day", "buckets": [], "collections": {}}
@@ -277,7 +277,7 @@ def failures_over_time(store: Store) -> dict[str, Any]:
             if span <= timedelta(days=2)
             else "day"
         )
-        bucket = _bucket(conn.dialect.name, f.c.recorded_at, unit)
+        bucket = time_bucket(conn, f.c.recorded_at, unit)
         rows = conn.execute(
             sa.select(
                 sa.func.coalesce(f.c.collection_id, "").label("collection"),
@@ -296,18 +296,8 @@ def failures_over_time(store: Store) -> dict[str, Any]:
     return {"unit": unit, "buckets": buckets, "collections": out}
 
 
-def _bucket(dialect: str, column: Any, unit: str) -> Any:
-    """The bucket's label, UTC: ``2026-12-01``, ``2026-12-01 14:00``, ``2026-12-01 14:05``."""
-    if dialect == "postgresql":
-        fmt = {"day": "YYYY-MM-DD", "hour": "YYYY-MM-DD HH24:00", "minute": "YYYY-MM-DD HH24:MI"}
-        utc = sa.func.timezone("UTC", column)
-        return sa.func.to_char(sa.func.date_trunc(unit, utc), fmt[unit])
-    fmt = {"day": "%Y-%m-%d", "hour": "%Y-%m-%d %H:00", "minute": "%Y-%m-%d %H:%M"}
-    return sa.func.strftime(fmt[unit], column)
-
-
 def tool_latency(store: Store) -> list[dict[str, Any]]:
-    with translate_errors("read tool latency"), store.engine.connect() as conn:
+    with store.reading("read tool latency") as conn:
         rows = conn.execute(
             sa.text(
                 "SELECT tool, calls, failures, timed_calls, p50_ms, p95_ms, p99_ms "
@@ -320,7 +310,7 @@ def tool_latency(store: Store) -> list[dict[str, Any]]:
 def funnel(store: Store) -> dict[str, int]:
     """derived -> promotable (or decided) -> promoted; rejected beside."""
     s = suggestions
-    with translate_errors("read suggestions"), store.engine.connect() as conn:
+    with store.reading("read suggestions") as conn:
         counts = {
             r.status: int(r.n)
             for r in conn.execute(
@@ -337,7 +327,7 @@ def funnel(store: Store) -> dict[str, int]:
 
 # -- /metrics --------------------------------------------------------------------------------
 def health(store: Store, projection_names: list[str]) -> dict[str, Any]:
-    with translate_errors("read metrics"), store.engine.connect() as conn:
+    with store.reading("read metrics") as conn:
         stored = int(conn.execute(sa.select(sa.func.count()).select_from(events)).scalar() or 0)
         head = int(conn.execute(sa.select(sa.func.max(events.c.position))).scalar() or 0)
         quarantined = {

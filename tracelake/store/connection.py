@@ -143,36 +143,11 @@ def translate_errors(what: str) -> Iterator[None]:
 def translate(exc: DBAPIError, what: str) -> StoreError:
     """The tracelake error for a driver error: what happened, and what to do about it."""
     message = _first_line(str(exc.orig) if exc.orig is not None else str(exc))
-    text = message.lower()
     state = str(getattr(exc.orig, "sqlstate", None) or "")
-    if APPEND_ONLY_MESSAGE in message:
-        return AppendOnlyViolationError(f"{what}: {APPEND_ONLY_MESSAGE}; it is never changed")
-    if (
-        state == "42P01"
-        or "no such table" in text
-        or ("relation" in text and "does not exist" in text)
-    ):
-        return SchemaNotReadyError(
-            f"{what}: the database has no tracelake schema ({message}); run `tracelake db upgrade`"
-        )
-    if state.startswith("22"):
-        return DataRejectedError(f"{what}: the database refused a value ({message})")
-    busy = _busy(state, text)
-    if busy:
-        return StoreBusyError(f"{what}: {busy} ({message}); {BUSY_ADVICE}")
-    if state == "57014" or "statement timeout" in text:
-        return StoreTimeoutError(
-            f"{what}: the statement ran longer than the server's statement_timeout ({message}); "
-            "retry when the database is less loaded, or raise the timeout"
-        )
-    if state in ("53100",) or "database or disk is full" in text:
-        return StoreFullError(
-            f"{what}: the database's disk is full ({message}); free space, then run the "
-            "command again (nothing was half-written)"
-        )
-    access = _access(state, text)
-    if access:
-        return StoreAccessError(f"{what}: {access} ({message})")
+    for classify in _CLASSIFIERS:
+        error = classify(state, message.lower(), message, what)
+        if error is not None:
+            return error
     if _is_unavailable(exc):
         return StoreUnavailableError(
             f"{what}: the database is unreachable ({message}); "
@@ -182,6 +157,69 @@ def translate(exc: DBAPIError, what: str) -> StoreError:
         f"{what}: the database reported an error ({message}); check the database's own log, "
         "and rerun with TRACELAKE_DEBUG=1 for the full trace if it persists"
     )
+
+
+def _append_only(state: str, text: str, message: str, what: str) -> StoreError | None:
+    if APPEND_ONLY_MESSAGE in message:
+        return AppendOnlyViolationError(f"{what}: {APPEND_ONLY_MESSAGE}; it is never changed")
+    return None
+
+
+def _no_schema(state: str, text: str, message: str, what: str) -> StoreError | None:
+    if (
+        state == "42P01"
+        or "no such table" in text
+        or ("relation" in text and "does not exist" in text)
+    ):
+        return SchemaNotReadyError(
+            f"{what}: the database has no tracelake schema ({message}); run `tracelake db upgrade`"
+        )
+    return None
+
+
+def _rejected(state: str, text: str, message: str, what: str) -> StoreError | None:
+    if state.startswith("22"):
+        return DataRejectedError(f"{what}: the database refused a value ({message})")
+    return None
+
+
+def _busy_error(state: str, text: str, message: str, what: str) -> StoreError | None:
+    busy = _busy(state, text)
+    return StoreBusyError(f"{what}: {busy} ({message}); {BUSY_ADVICE}") if busy else None
+
+
+def _timeout(state: str, text: str, message: str, what: str) -> StoreError | None:
+    if state == "57014" or "statement timeout" in text:
+        return StoreTimeoutError(
+            f"{what}: the statement ran longer than the server's statement_timeout ({message}); "
+            "retry when the database is less loaded, or raise the timeout"
+        )
+    return None
+
+
+def _full(state: str, text: str, message: str, what: str) -> StoreError | None:
+    if state == "53100" or "database or disk is full" in text:
+        return StoreFullError(
+            f"{what}: the database's disk is full ({message}); free space, then run the "
+            "command again (nothing was half-written)"
+        )
+    return None
+
+
+def _access_error(state: str, text: str, message: str, what: str) -> StoreError | None:
+    access = _access(state, text)
+    return StoreAccessError(f"{what}: {access} ({message})") if access else None
+
+
+_CLASSIFIERS = (
+    _append_only,
+    _no_schema,
+    _rejected,
+    _busy_error,
+    _timeout,
+    _full,
+    _access_error,
+)
 
 
 BUSY_ADVICE = (
@@ -205,6 +243,10 @@ def _busy(state: str, text: str) -> str | None:
 
 
 def _access(state: str, text: str) -> str | None:
+    return _server_access(state, text) or _file_access(text)
+
+
+def _server_access(state: str, text: str) -> str | None:
     if state == "28P01" or "password authentication failed" in text:
         return "the server refused the password; fix the user or password in TRACELAKE_DATABASE_URL"
     if state == "28000" or ("role" in text and "does not exist" in text):
@@ -219,6 +261,10 @@ def _access(state: str, text: str) -> str | None:
             "the database user lacks a privilege; run as the schema's owner or grant it "
             "(see the README's PostgreSQL section)"
         )
+    return None
+
+
+def _file_access(text: str) -> str | None:
     if "readonly database" in text or "read-only" in text:
         return (
             "the database file (or its folder, which holds the WAL) is read-only; fix the "

@@ -1,0 +1,214 @@
+"""The store as a recorder, after the eventsourcing library's ladder:
+
+* aggregate recorder — :meth:`Store.append` (idempotent, gap-safe batches);
+* application recorder — :meth:`Store.read_after` (events after a position, in order) and
+  :meth:`Store.max_position`;
+* process recorder — :meth:`Store.process`: derived rows and the checkpoints that say which
+  events they reflect, in one transaction; :meth:`Store.checkpoints` reads them.
+
+The SQLAlchemy engine is private. Read models and views get connections from
+:meth:`Store.reading` / :meth:`Store.writing`, which translate driver errors into the
+``tracelake.errors`` tree with a next step in the message; nothing outside the store sees a
+raw driver error or needs to know which backend it runs on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+from tracelake.store import partitions, tracking
+from tracelake.store.appender import Appender, PostgresAppender, SqliteAppender
+from tracelake.store.connection import (
+    create_engine,
+    dialect_name,
+    normalize_url,
+    translate_errors,
+    write_transaction,
+)
+from tracelake.store.partitions import Partition
+from tracelake.store.quarantine import (
+    PostgresQuarantineWriter,
+    QuarantineWriter,
+    SqliteQuarantineWriter,
+)
+from tracelake.store.reader import Reader
+from tracelake.store.records import (
+    AppendResult,
+    EncodedEvent,
+    NewEvent,
+    QuarantineItem,
+    StoredEvent,
+)
+from tracelake.store.tracking import Tracking
+
+if TYPE_CHECKING:
+    from tracelake.store.migrate import Revision
+
+_BACKENDS: dict[str, tuple[type[Appender], type[QuarantineWriter]]] = {
+    "sqlite": (SqliteAppender, SqliteQuarantineWriter),
+    "postgresql": (PostgresAppender, PostgresQuarantineWriter),
+}
+
+PoolEvent = Literal["connect", "close", "close_detached"]
+
+
+class Store:
+    """One database: the event log, its quarantine, checkpoints and the read models."""
+
+    def __init__(
+        self,
+        url: str,
+        engine: Engine,
+        appender: Appender,
+        quarantine: QuarantineWriter,
+        reader: Reader,
+    ) -> None:
+        self.url = url
+        self._engine = engine
+        self.appender = appender
+        self.quarantine = quarantine
+        self.reader = reader
+
+    # -- what kind of database ----------------------------------------------------------------
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``: for messages and backend-specific maintenance."""
+        return self._engine.dialect.name
+
+    @property
+    def embedded(self) -> bool:
+        """A file database in this process (SQLite): migrated on first use, no server."""
+        return self.dialect == "sqlite"
+
+    @property
+    def notifies(self) -> bool:
+        """Appends wake listeners (PostgreSQL LISTEN/NOTIFY); otherwise followers poll."""
+        return self.dialect == "postgresql"
+
+    # -- aggregate recorder -------------------------------------------------------------------
+    def append(self, batch: Sequence[NewEvent | EncodedEvent]) -> AppendResult:
+        return self.appender.append(batch)
+
+    def add_to_quarantine(self, items: Sequence[QuarantineItem]) -> int:
+        """Record what could not be stored (idempotent); returns how many were new."""
+        return self.quarantine.add(items)
+
+    # -- application recorder -----------------------------------------------------------------
+    def read_after(self, position: int, limit: int = 1000) -> list[StoredEvent]:
+        """Up to *limit* events after *position*, in position order (safe to poll)."""
+        return self.reader.read_after(position, limit)
+
+    def max_position(self) -> int:
+        return self.reader.max_position()
+
+    # -- process recorder ---------------------------------------------------------------------
+    def checkpoints(self) -> dict[str, int]:
+        """Every stored checkpoint by name (a name never advanced is absent)."""
+        with self.reading("read projection checkpoints") as conn:
+            return tracking.read(conn)
+
+    @contextlib.contextmanager
+    def process(self, names: Sequence[str], what: str = "apply projections") -> Iterator[Tracking]:
+        """A write transaction holding the named checkpoints locked: write derived rows through
+        ``tracking.conn`` and move checkpoints with ``tracking.advance``; both commit together,
+        and an exception rolls both back."""
+        with self.writing(what) as conn:
+            yield Tracking(conn, tracking.lock(conn, names))
+
+    # -- connections for the read models and views --------------------------------------------
+    @contextlib.contextmanager
+    def reading(self, what: str = "read the store") -> Iterator[Connection]:
+        """A connection for reading; driver errors become tracelake errors about *what*."""
+        with translate_errors(what), self._engine.connect() as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def writing(self, what: str = "write to the store") -> Iterator[Connection]:
+        """One write transaction (SQLite: holding the write lock from its first statement);
+        committed when the block ends, rolled back on an exception."""
+        with translate_errors(what), write_transaction(self._engine) as conn:
+            yield conn
+
+    @contextlib.contextmanager
+    def autocommit(self, what: str) -> Iterator[Connection]:
+        """A connection outside any transaction (VACUUM, role and partition DDL)."""
+        with (
+            translate_errors(what),
+            self._engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn,
+        ):
+            yield conn
+
+    @contextlib.contextmanager
+    def snapshot(self, what: str) -> Iterator[Connection]:
+        """One consistent read-only view (REPEATABLE READ on PostgreSQL), rolled back at the
+        end: rows appended meanwhile are not seen."""
+        with self.reading(what) as conn:
+            if self.dialect == "postgresql":
+                conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin() as tx:
+                yield conn
+                tx.rollback()
+
+    def purge(self, table: str, what: str) -> None:
+        """Make rows deleted from *table* unrecoverable from the database files, as far as the
+        backend allows (SQLite: truncate the WAL; PostgreSQL: ``VACUUM FULL``)."""
+        if self.embedded:
+            with self.reading(what) as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            return
+        with self.autocommit(what) as conn:
+            conn.exec_driver_sql(f"VACUUM FULL {table}")
+
+    def partitions(self) -> list[Partition]:
+        """The monthly partitions of ``events`` (none when it is not partitioned)."""
+        with self.reading("read partitions") as conn:
+            return partitions.partitions(conn) if partitions.is_partitioned(conn) else []
+
+    def on_pool(self, name: PoolEvent, fn: Callable[..., Any]) -> None:
+        """Watch the pool's DBAPI connections (the sink interrupts a hung call with them)."""
+        event.listen(self._engine, name, fn)
+
+    # -- schema (alembic is imported only when one of these runs) -------------------------------------------------------------------------------
+    def upgrade(self, revision: str = "head") -> None:
+        from tracelake.store import migrate
+
+        migrate.upgrade(self._engine, revision)
+
+    def downgrade(self, revision: str, *, force: bool = False) -> list[str]:
+        from tracelake.store import migrate
+
+        return migrate.downgrade(self._engine, revision, force=force)
+
+    def revision(self) -> str | None:
+        from tracelake.store import migrate
+
+        return migrate.current_revision(self._engine)
+
+    def history(self) -> list[Revision]:
+        from tracelake.store import migrate
+
+        return migrate.history(self._engine)
+
+    def schema_diff(self) -> list[Any]:
+        from tracelake.store import migrate
+
+        return migrate.schema_diff(self._engine)
+
+    def dispose(self) -> None:
+        """Close the pool's connections (a store stays usable: the pool reopens them)."""
+        self._engine.dispose()
+
+
+def open_store(url: str, engine: Engine | None = None, *, bounded: float | None = None) -> Store:
+    """Open (not create) a store; run ``tracelake db upgrade`` to create the schema.
+    ``bounded=<seconds>``: no database call may wait longer (see ``create_engine``)."""
+    url = normalize_url(url)
+    engine = engine or create_engine(url, bounded=bounded)
+    appender_cls, quarantine_cls = _BACKENDS[dialect_name(url)]
+    writer = quarantine_cls(engine)
+    return Store(url, engine, appender_cls(engine, writer), writer, Reader(engine))
