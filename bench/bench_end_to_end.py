@@ -160,6 +160,26 @@ WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> 'alembic
 """
 
 
+# The log and what it needs (everything else is a projection, rebuildable from the log).
+# events is partitioned (0008): its size is its partitions' (events_pYYYY_MM, events_default).
+LOG_TABLES = {
+    "quarantine",
+    "redaction_reports",
+    "trace_contexts",
+    "event_chain",
+    "chain_anchors",
+    "chain_removed",
+    "verify_checkpoints",
+    "subject_secrets",
+    "erasures",
+    "retention_guard",
+}
+
+
+def _is_log(name: str) -> bool:
+    return name == "events" or name.startswith("events_") or name in LOG_TABLES
+
+
 def sizes(url: str) -> dict[str, int]:
     with psycopg.connect(libpq(url), autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
@@ -231,10 +251,11 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, float]:
         sz = sizes(url)
         raw = sz.pop("raw_events")
         mine = sum(sz.values())
-        log = sz.get("events", 0) + sz.get("quarantine", 0) + sz.get("redaction_reports", 0)
+        log = sum(size for name, size in sz.items() if _is_log(name))
         print(f"  sizes: raw jsonb table {raw / 2**20:.0f} MiB")
         print(
-            f"         tracelake, log (events+quarantine+reports) {log / 2**20:.0f} MiB  ratio {log / raw:.2f}x"
+            f"         tracelake, log (events, quarantine, interned reports and contexts, chain,"
+            f" secrets) {log / 2**20:.0f} MiB  ratio {log / raw:.2f}x"
         )
         print(f"         tracelake, everything {mine / 2**20:.0f} MiB  ratio {mine / raw:.2f}x")
         for name, size in sorted(sz.items(), key=lambda kv: -kv[1])[:8]:

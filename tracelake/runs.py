@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections import defaultdict
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from tracelake.store.records import EncodedEvent
 
 RUN_ID_PREFIX = "run-"
+# How many envelope contents (and runs) one stream remembers for numbering envelope events
+# without seq/event_id (see StreamRuns): memory stays bounded however long the input is.
+SEEN_WINDOW = 100_000
 
 
 @dataclass(slots=True)
@@ -73,16 +76,35 @@ class _BareRun:
 
 
 class StreamRuns:
-    """Assigns run ids and seqs for one input stream (``tracelake ingest``)."""
+    """Assigns run ids and seqs for one input stream (``tracelake ingest``).
 
-    def __init__(self, key: bytes, source: str = "-", max_buffered: int = 50_000) -> None:
+    An envelope event without seq or event_id is told apart from a retry of itself by how often
+    its content already occurred in its run in this stream. That count is kept for the last
+    ``window`` distinct (run, content) pairs only (least recently seen forgotten first), so
+    memory is bounded. The consequence: a content that repeats in its run after more than
+    ``window`` other contents were seen in between counts as its first occurrence again, gets
+    that occurrence's id and is recorded as a duplicate of it (not stored twice). The pre-0005
+    numbering of such events (``legacy``) is kept for the last ``window`` runs alike: a run
+    forgotten and seen again numbers its legacy keys from 1, so after an upgrade from before
+    0005 those events are not adopted under their old key (stored anew, never lost).
+    """
+
+    def __init__(
+        self,
+        key: bytes,
+        source: str = "-",
+        max_buffered: int = 50_000,
+        window: int = SEEN_WINDOW,
+    ) -> None:
         self._key = key
         self._max = max_buffered
+        self._window = window
         self._chain = b"tracelake-runs-v2\x00" + source.encode("utf-8", "surrogatepass")
         self._legacy_chain = LEGACY_CHAIN
         self._bare: _BareRun | None = None
-        self._seen: dict[tuple[str, str], int] = defaultdict(int)
-        self._legacy_seq: dict[str, int] = defaultdict(int)  # pre-0005 envelope numbering
+        # content digest (keyed by its run) -> occurrences so far, least recently seen first
+        self._seen: OrderedDict[str, int] = OrderedDict()
+        self._legacy_seq: OrderedDict[str, int] = OrderedDict()  # pre-0005 envelope numbering
 
     def feed(self, inbound: InboundEvent, item: Any) -> list[Sequenced]:
         if inbound.run_id is not None and inbound.seq is None and inbound.event_id is None:
@@ -113,14 +135,11 @@ class StreamRuns:
         event starts a run, and the event's :func:`canonical` bytes (bare events) or its
         :func:`content_digest` (envelope events without seq or event_id)."""
         if run_id is not None:
-            counter = self._legacy_seq[run_id]
-            legacy_seq = seq if seq is not None else counter + 1
-            self._legacy_seq[run_id] = max(counter, legacy_seq)
+            legacy_seq = _count(self._legacy_seq, run_id, seq, self._window)
             if seq is not None or event_id is not None:
                 return [Sequenced(run_id, seq, item, event_id)]
             assert content is not None
-            self._seen[(run_id, content)] += 1
-            occurrence = self._seen[(run_id, content)]
+            occurrence = _count(self._seen, content, None, self._window)
             event_id = f"ev-{content}-{occurrence}"
             return [Sequenced(run_id, None, item, event_id, legacy=(run_id, legacy_seq))]
         assert event_canonical is not None
@@ -168,6 +187,17 @@ class StreamRuns:
         ]
         bare.items = []
         return ready
+
+
+def _count(counts: OrderedDict[str, int], key: str, value: int | None, window: int) -> int:
+    """*value* (else the key's count + 1), remembered as the key's count (the highest seen),
+    the key moved to the most recent end; the least recent key forgotten past *window*."""
+    before = counts.pop(key, 0)
+    value = before + 1 if value is None else value
+    counts[key] = max(before, value)
+    if len(counts) > window:
+        counts.popitem(last=False)
+    return value
 
 
 def canonical(event: dict[str, Any]) -> bytes:

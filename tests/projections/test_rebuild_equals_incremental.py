@@ -48,6 +48,7 @@ LOG_TABLES = {
     "chain_anchors",
     "chain_removed",
     "redaction_reports",
+    "trace_contexts",
 }
 _counter = itertools.count()
 

@@ -20,6 +20,7 @@ from tracelake.ingest.workers import default_workers, pool, prepare_ordered
 from tracelake.runs import LegacyKeys, Sequenced, StreamRuns
 from tracelake.store import QuarantineItem, Store
 from tracelake.store.records import EncodedEvent
+from tracelake.store.redactions import with_context
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber
@@ -132,35 +133,45 @@ class Ingestor:
             if serial is not None and done >= serial:
                 config = (self.key, s.max_line_bytes, s.max_depth)
                 rest = itertools.chain([chunk], chunks)
-                window = 2 * workers + 2
+                # Enough chunks in flight to keep every worker busy while this process
+                # appends a whole batch (the results wait here, in order, bounded).
+                window = 2 * workers + 2 + s.batch_size // CHUNK_LINES
                 yield from prepare_ordered(pool(workers), origin, config, rest, window)
                 return
             yield preparer.prepare(chunk)
+
+    def _rows(self, pending: list[Sequenced]) -> list[EncodedEvent]:
+        """The batch's rows, their redaction reports and trace_metadata interned first."""
+        ready: list[Ready] = [s.item for s in pending]
+        appender = self.store.appender
+        redactions = appender.reports.refs([r.report for r in ready])
+        if any(r.context is not None for r in ready):
+            contexts = appender.contexts.ids([r.context for r in ready])
+            redactions = [with_context(*pair) for pair in zip(redactions, contexts, strict=True)]
+        return [
+            EncodedEvent(
+                run_id=s.run_id,
+                seq=s.seq,
+                type=r.type,
+                source=r.source,
+                recorded_at=r.recorded_at,
+                payload_json=r.payload_json,
+                content_hash=r.content_hash,
+                redactions_json=red,
+                event_id=s.event_id or r.event_id,
+                plan_id=r.plan_id,
+                step_id=r.step_id,
+                tool=r.tool,
+                collection_id=r.collection_id,
+            )
+            for s, r, red in zip(pending, ready, redactions, strict=True)
+        ]
 
     def _flush(
         self, pending: list[Sequenced], bad: list[QuarantineItem], report: IngestReport
     ) -> None:
         if pending:
-            ready: list[Ready] = [s.item for s in pending]
-            redactions = self.store.appender.reports.refs([r.report for r in ready])
-            rows = [
-                EncodedEvent(
-                    run_id=s.run_id,
-                    seq=s.seq,
-                    type=r.type,
-                    source=r.source,
-                    recorded_at=r.recorded_at,
-                    payload_json=r.payload_json,
-                    content_hash=r.content_hash,
-                    redactions_json=red,
-                    event_id=s.event_id or r.event_id,
-                    plan_id=r.plan_id,
-                    step_id=r.step_id,
-                    tool=r.tool,
-                    collection_id=r.collection_id,
-                )
-                for s, r, red in zip(pending, ready, redactions, strict=True)
-            ]
+            rows = self._rows(pending)
             report.runs.update(s.run_id for s in pending)
             legacy = LegacyKeys()
             for index, seq in enumerate(pending):

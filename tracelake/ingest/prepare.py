@@ -25,11 +25,23 @@ from tracelake.pipeline import indexed_columns, quarantine_item, safe_identifier
 from tracelake.runners import classify
 from tracelake.runs import content_digest
 from tracelake.store.records import QuarantineItem, hash_payload
+from tracelake.store.redactions import split_encoded
 
 if TYPE_CHECKING:
+    from tracelake.lifecycle.subjects import SubjectSecrets
     from tracelake.scrub import Scrubber
 
 _SAFE_IDS_MAX = 50_000
+ONE_BY_ONE_CHUNKS = 8  # after a chunk had to be scrubbed again
+
+
+def _subjects(key: bytes) -> SubjectSecrets | None:
+    url = getattr(key, "url", None)
+    if url is None:
+        return None
+    from tracelake.lifecycle.subjects import secrets_for
+
+    return secrets_for(key, url)
 
 
 class Ready(NamedTuple):
@@ -53,6 +65,7 @@ class Ready(NamedTuple):
     report: bytes | None  # the scrubber's redaction report as JSON (interned at append)
     failed: bool
     recorded_at: datetime
+    context: bytes | None = None  # the payload's trace_metadata JSON, taken out of payload_json
 
 
 class Rejected(NamedTuple):
@@ -68,8 +81,31 @@ class Preparer:
         self.scrubber, self.key, self.origin = scrubber, key, origin
         self.max_bytes, self.max_depth = max_bytes, max_depth
         self._safe_ids: dict[str, str | None] = {}
+        self._one_by_one = 0  # chunks left that look subjects up one by one
 
     def prepare(self, lines: list[Line]) -> list[Ready | Rejected]:
+        """The lines prepared, new subjects' secrets created in one statement per chunk.
+
+        Scrubbing a subject seen for the first time needs its secret (``lifecycle.subjects``):
+        one round trip each would cost more than the scrub itself when every run brings a new
+        subject. So the chunk is scrubbed with provisional secrets for new subjects, which are
+        then stored together; if any subject turns out to have had a secret already (a
+        re-ingest, another worker), the chunk is scrubbed again with the stored ones, and the
+        next chunks look subjects up one by one (a re-ingest meets known subjects all along).
+        """
+        subjects = _subjects(self.key)
+        if subjects is None or self._one_by_one > 0:
+            self._one_by_one = max(0, self._one_by_one - 1)
+            return [self.line(line) for line in lines]
+        subjects.defer()
+        try:
+            out = [self.line(line) for line in lines]
+        finally:
+            settled = subjects.settle()
+        if settled:
+            return out
+        self._one_by_one = ONE_BY_ONE_CHUNKS
+        self._safe_ids.clear()  # ids made safe with a provisional secret
         return [self.line(line) for line in lines]
 
     def line(self, line: Line) -> Ready | Rejected:
@@ -86,7 +122,8 @@ class Preparer:
                 canonical = codec.canonical(inbound.event)
             elif inbound.seq is None and inbound.event_id is None:
                 content = content_digest(self.key, inbound.run_id, codec.canonical(inbound.event))
-            payload_json = codec.dumps_bytes(scrubbed.payload)
+            payload_json = codec.dumps_bytes(scrubbed.payload)  # hashed whole
+            stored_json, context = split_encoded(scrubbed.payload, payload_json)
             etype, plan_id, step_id, tool, collection = indexed_columns(
                 inbound.source, scrubbed.payload
             )
@@ -104,11 +141,12 @@ class Preparer:
                 step_id,
                 tool,
                 collection,
-                payload_json.decode(),
+                stored_json.decode(),
                 hash_payload(payload_json),
                 codec.dumps_bytes(scrubbed.report) if scrubbed.report else None,
                 scrubbed.failed,
                 now,
+                context,
             )
         except ContractError as exc:
             return self._rejected(line, exc, now)

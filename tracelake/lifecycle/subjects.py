@@ -62,6 +62,9 @@ class SubjectSecrets:
         self._checked = 0.0
         self._erasures: int | None = None
         self._raw: Any = None
+        # Deferred creation (see defer/settle): ref -> (text, provisional secret), one thread.
+        self._pending: dict[str, tuple[str, bytes]] | None = None
+        self._deferring: int | None = None
 
     @property
     def engine(self) -> Engine:
@@ -76,11 +79,65 @@ class SubjectSecrets:
         if hit is not None:
             return hit
         with self._lock:
-            secret = self._load_or_create(subject_ref(self.key, text))
+            ref = subject_ref(self.key, text)
+            if self._pending is not None and self._deferring == threading.get_ident():
+                secret = self._pending.setdefault(ref, (text, secrets.token_bytes(32)))[1]
+            else:
+                secret = self._load_or_create(ref)
             if len(self._cache) >= CACHE_LIMIT:
                 self._cache.clear()
             self._cache[text] = secret
         return secret
+
+    # Deferred creation, for the ingest (tracelake.ingest.prepare): between defer() and
+    # settle(), a subject this process has not seen gets a fresh secret at once (no round
+    # trip), and settle() stores all of them in one statement. When a subject already had a
+    # stored secret (an earlier ingest, another process) or the database failed, the
+    # provisional pseudonyms are wrong: settle() says so, drops the caches, and the caller
+    # scrubs again (then each missing subject is read or created as usual, failing closed).
+    def defer(self) -> None:
+        with self._lock:
+            self._pending, self._deferring = {}, threading.get_ident()
+
+    def settle(self) -> bool:
+        """Store the deferred secrets; True when every provisional secret is the stored one."""
+        with self._lock:
+            pending, self._pending, self._deferring = self._pending or {}, None, None
+            if not pending:
+                return True
+            try:
+                stored = self._store_all(pending)
+            except Exception:  # noqa: BLE001 - scrubbed again, failing closed then
+                self._close_raw()
+                stored = {}
+            if all(stored.get(ref) == secret for ref, (_, secret) in pending.items()):
+                return True
+            self.forget()
+            for ref, (text, _) in pending.items():
+                if ref in stored:
+                    self._cache[text] = stored[ref]
+            return False
+
+    def _store_all(self, pending: dict[str, tuple[str, bytes]]) -> dict[str, bytes]:
+        """Insert what is new, in one statement on PostgreSQL; every secret as stored."""
+        if self.engine.dialect.name != "postgresql":
+            return {
+                ref: self._load_or_create_one(ref, secret) for ref, (_, secret) in pending.items()
+            }
+        refs = list(pending)
+        cursor = self._raw_conn().driver_connection.cursor()
+        try:
+            cursor.execute(_PG_UPSERT_ALL, (refs, [pending[r][1] for r in refs]))
+            return {str(r): bytes(s) for r, s in cursor.fetchall()}
+        finally:
+            cursor.close()
+
+    def _load_or_create_one(self, ref: str, secret: bytes) -> bytes:
+        row = self._query("SELECT secret FROM subject_secrets WHERE subject_ref = ?", (ref,))
+        if row is None:
+            self._query(_SQLITE_INSERT, (ref, secret, _now(self.engine)))
+            row = self._query("SELECT secret FROM subject_secrets WHERE subject_ref = ?", (ref,))
+        return bytes(row[0])
 
     def lookup(self, text: str) -> bytes | None:
         """The stored secret, or ``None`` (never seen, or erased). Never creates one."""
@@ -184,6 +241,16 @@ _PG_UPSERT = (
     " VALUES (?, ?, now()) ON CONFLICT (subject_ref) DO NOTHING RETURNING secret)"
     " SELECT secret FROM ins UNION ALL"
     " SELECT secret FROM subject_secrets WHERE subject_ref = ? LIMIT 1"
+)
+# Rows another transaction inserts concurrently are in neither half (the snapshot predates
+# them, ON CONFLICT skips them): the caller sees them missing and scrubs again.
+_PG_UPSERT_ALL = (
+    "WITH v AS (SELECT * FROM unnest(%s::text[], %s::bytea[]) AS v(ref, secret)),"
+    " ins AS (INSERT INTO subject_secrets (subject_ref, secret, created_at)"
+    " SELECT ref, secret, now() FROM v ON CONFLICT (subject_ref) DO NOTHING"
+    " RETURNING subject_ref, secret)"
+    " SELECT subject_ref, secret FROM ins UNION ALL"
+    " SELECT s.subject_ref, s.secret FROM subject_secrets s JOIN v ON s.subject_ref = v.ref"
 )
 _SQLITE_INSERT = (
     "INSERT OR IGNORE INTO subject_secrets (subject_ref, secret, created_at) VALUES (?, ?, ?)"

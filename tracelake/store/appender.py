@@ -39,7 +39,7 @@ from tracelake.store import chain
 from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, EncodedEvent, NewEvent, QuarantineItem
-from tracelake.store.redactions import Reports
+from tracelake.store.redactions import Contexts, Reports, compact
 from tracelake.store.schema import events
 
 APPEND_LOCK_KEY = 0x7472616365  # "trace"
@@ -93,6 +93,7 @@ class Appender(ABC):
         self.engine = engine
         self.quarantine = quarantine
         self.reports = Reports(engine)
+        self.contexts = Contexts(engine)
 
     def append(self, batch: Sequence[NewEvent | EncodedEvent]) -> AppendResult:
         """Append a batch in one transaction.
@@ -103,7 +104,7 @@ class Appender(ABC):
         """
         if not batch:
             return AppendResult()
-        return self._append_encoded(self.encode(batch))
+        return self._append_encoded(compact(self.contexts, self.encode(batch)))
 
     def encode(self, batch: Sequence[NewEvent | EncodedEvent]) -> list[EncodedEvent]:
         """Encode NewEvents with the fast codec; their redaction reports are interned (new

@@ -6,7 +6,7 @@ that is visible has no invisible lower neighbour that could still appear.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine, Row
 
 from tracelake.store.connection import translate_errors
 from tracelake.store.records import StoredEvent
+from tracelake.store.redactions import CONTEXT_KEY, Contexts, stored_form
 from tracelake.store.schema import events, quarantine
 
 TRACELAKE_SOURCE = "tracelake"  # = projections.engine.DECISIONS_SOURCE
@@ -35,22 +36,36 @@ _SELECT = sa.select(
 )
 
 
-def _stored(row: Row[Any]) -> StoredEvent:
-    m = row._mapping
-    recorded = m["recorded_at"]
-    if recorded.tzinfo is None:
-        recorded = recorded.replace(tzinfo=UTC)
-    return StoredEvent(**{**m, "recorded_at": recorded})
+def _events(contexts: Contexts, rows: Iterable[Row[Any]]) -> list[StoredEvent]:
+    """Rows as events, each interned ``trace_metadata`` put back into its payload (0009)."""
+    found = []
+    wanted: list[tuple[dict[str, Any], int]] = []
+    for row in rows:
+        m = {**row._mapping}
+        if m["recorded_at"].tzinfo is None:
+            m["recorded_at"] = m["recorded_at"].replace(tzinfo=UTC)
+        redactions, ref = stored_form(m["redactions"])
+        if ref is not None:
+            m["redactions"] = redactions
+            wanted.append((m, ref))
+        found.append(m)
+    if wanted:
+        docs = contexts.documents({ref for _, ref in wanted})
+        for m, ref in wanted:
+            doc = docs.get(ref)
+            m["payload"][CONTEXT_KEY] = None if doc is None else dict(doc)
+    return [StoredEvent(**m) for m in found]
 
 
 class Reader:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.contexts = Contexts(engine)
 
     def read_after(self, position: int, limit: int = 1000) -> list[StoredEvent]:
         query = _SELECT.where(events.c.position > position).order_by(events.c.position)
         with translate_errors("read events"), self.engine.connect() as conn:
-            return [_stored(r) for r in conn.execute(query.limit(limit))]
+            return _events(self.contexts, conn.execute(query.limit(limit)))
 
     def iter_all(self, after: int = 0, batch: int = 5000) -> Iterator[StoredEvent]:
         while True:
@@ -63,7 +78,7 @@ class Reader:
     def run_events(self, run_id: str) -> list[StoredEvent]:
         query = _SELECT.where(events.c.run_id == run_id).order_by(events.c.seq)
         with translate_errors("read run"), self.engine.connect() as conn:
-            return [_stored(r) for r in conn.execute(query)]
+            return _events(self.contexts, conn.execute(query))
 
     def read_runs_until(self, run_ids: list[str], position: int) -> list[StoredEvent]:
         """Every event of the given runs at or below *position*, in global order.
@@ -80,7 +95,7 @@ class Reader:
                     events.c.run_id.in_(run_ids[start : start + 400]),
                     events.c.position <= position,
                 )
-                found.extend(_stored(r) for r in conn.execute(query))
+                found.extend(_events(self.contexts, conn.execute(query)))
         found.sort(key=lambda e: e.position)
         return found
 

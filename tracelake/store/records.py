@@ -63,6 +63,10 @@ class EncodedEvent:
     step_id: str | None = None
     tool: str | None = None
     collection_id: str | None = None
+    # The payload's trace_metadata JSON when the encoder took it out of payload_json (the
+    # appender interns it and references it from redactions_json; content_hash is always
+    # over the whole payload). None: payload_json is the whole payload.
+    context_json: bytes | None = None
 
     @property
     def key(self) -> tuple[str, int]:

@@ -16,6 +16,11 @@ and field paths built from scrubbed keys, never values.
 
 A report that is not the scrubber's (another producer's ``redactions``) is interned alike.
 Rows stored before migration 0007 keep the report inline; readers accept both forms.
+
+Since migration 0009 the same column also references the event's interned ``trace_metadata``
+(``{"r": <report id>, "t": <context id>}``, see :func:`split_context` and ``trace_contexts``):
+graph-tool-call repeats the run's whole ``trace_metadata`` (~330 bytes as jsonb) in every event,
+so each distinct one is stored once and the reader puts it back (``store.reader``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -30,52 +36,77 @@ from sqlalchemy.engine import Engine
 
 from tracelake import codec
 from tracelake.store.connection import translate_errors, write_transaction
-from tracelake.store.schema import redaction_reports
+from tracelake.store.records import EncodedEvent
+from tracelake.store.schema import redaction_reports, trace_contexts
 
 MAX_CACHED = 100_000  # hostile inputs with ever-new reports must not grow memory unbounded
+CONTEXTS_CACHED = 8_192
 REF = "r"
+CONTEXT = "t"
+CONTEXT_KEY = "trace_metadata"
+_CONTEXT_MARK = '"trace_metadata":{'
 
 
 def digest(report_json: bytes) -> str:
     return hashlib.blake2b(report_json, digest_size=16).hexdigest()
 
 
-class Reports:
-    """Interned redaction reports of one database; cached, safe across processes."""
+class Interned:
+    """Documents stored once each in *table* (``id``, ``digest``, ``report``/``document``),
+    referenced by id; cached, safe across processes."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(
+        self, engine: Engine, table: sa.Table = redaction_reports, cached: int = MAX_CACHED
+    ) -> None:
         self.engine = engine
+        self.table = table
+        self.cached = cached
+        self._doc = table.c.report if "report" in table.c else table.c.document
         self._stored: dict[bytes, str] = {}  # report JSON -> the events.redactions JSON
+        self._ids: dict[bytes, int] = {}  # document JSON -> its id
         self._by_id: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def refs(self, reports: list[bytes | None]) -> list[str | None]:
-        """The ``events.redactions`` JSON for each report (given as JSON bytes; None: none).
-
-        New reports are interned first, in their own committed transaction."""
-        stored = self._stored
-        missing = {r for r in reports if r is not None and r not in stored}
+    def ids(self, documents: list[bytes | None]) -> list[int | None]:
+        """The id of each document (JSON bytes; None: none), interning new ones first in
+        their own committed transaction."""
+        known = self._ids
+        wanted = {d for d in documents if d is not None}
+        hits = {d: known[d] for d in wanted if d in known}
+        missing = wanted - hits.keys()
         if missing:
             with self._lock:
                 found = self._intern(sorted(missing))
-                if len(stored) + len(found) > MAX_CACHED:
-                    stored.clear()
-                stored.update({r: codec.dumps({REF: i}) for r, i in found.items()})
-        return [None if r is None else stored[r] for r in reports]
+                if len(known) + len(found) > self.cached:
+                    known.clear()  # bounded; this batch's ids are in hits
+                known.update(found)
+            hits.update(found)
+        return [None if d is None else hits[d] for d in documents]
 
-    def ref_of(self, report: Mapping[str, Any] | None) -> str | None:
-        """The ``events.redactions`` JSON of one report given as a dict."""
-        return self.refs([codec.dumps_bytes(report) if report else None])[0]
+    def documents(self, ids: set[int]) -> dict[int, dict[str, Any]]:
+        """The documents with these ids (one query for those not cached)."""
+        cache = self._by_id
+        missing = sorted(i for i in ids if i not in cache)
+        if missing:
+            t = self.table
+            with translate_errors("read interned documents"), self.engine.connect() as conn:
+                for start in range(0, len(missing), 400):
+                    chunk = missing[start : start + 400]
+                    rows = conn.execute(sa.select(t.c.id, self._doc).where(t.c.id.in_(chunk)))
+                    if len(cache) > self.cached:
+                        cache.clear()
+                    cache.update({int(r[0]): r[1] for r in rows})
+        return {i: cache[i] for i in ids if i in cache}
 
     def _intern(self, missing: list[bytes]) -> dict[bytes, int]:
-        t = redaction_reports
+        t = self.table
         by_digest = {digest(r): r for r in missing}
         found: dict[bytes, int] = {}
-        with translate_errors("intern redaction reports"), write_transaction(self.engine) as conn:
+        with translate_errors(f"intern {t.name}"), write_transaction(self.engine) as conn:
             keys = list(by_digest)
             for start in range(0, len(keys), 400):
                 chunk = keys[start : start + 400]
-                rows = [{"digest": d, "report": codec.loads(by_digest[d])} for d in chunk]
+                rows = [{"digest": d, self._doc.name: codec.loads(by_digest[d])} for d in chunk]
                 if self.engine.dialect.name == "postgresql":
                     from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -85,6 +116,31 @@ class Reports:
                 result = conn.execute(sa.select(t.c.id, t.c.digest).where(t.c.digest.in_(chunk)))
                 found.update({by_digest[r.digest]: int(r.id) for r in result})
         return found
+
+
+class Reports(Interned):
+    """Interned redaction reports of one database; cached, safe across processes."""
+
+    def refs(self, reports: list[bytes | None]) -> list[str | None]:
+        """The ``events.redactions`` JSON for each report (given as JSON bytes; None: none).
+
+        New reports are interned first, in their own committed transaction."""
+        stored = self._stored
+        wanted = {r for r in reports if r is not None}
+        hits = {r: stored[r] for r in wanted if r in stored}
+        missing = wanted - hits.keys()
+        if missing:
+            with self._lock:
+                found = {r: codec.dumps({REF: i}) for r, i in self._intern(sorted(missing)).items()}
+                if len(stored) + len(found) > MAX_CACHED:
+                    stored.clear()  # bounded; this batch's references are in hits
+                stored.update(found)
+            hits.update(found)
+        return [None if r is None else hits[r] for r in reports]
+
+    def ref_of(self, report: Mapping[str, Any] | None) -> str | None:
+        """The ``events.redactions`` JSON of one report given as a dict."""
+        return self.refs([codec.dumps_bytes(report) if report else None])[0]
 
     def expand(self, stored: Any) -> dict[str, Any] | None:
         """The report an ``events.redactions`` value stands for (inline reports as they are)."""
@@ -104,3 +160,91 @@ class Reports:
                 self._by_id.update({int(r.id): r.report for r in rows})
             found = self._by_id.get(ref)
         return found if found is not None else stored
+
+
+class Contexts(Interned):
+    """Interned ``trace_metadata`` objects (``trace_contexts``, migration 0009)."""
+
+    def __init__(self, engine: Engine) -> None:
+        # one context per run, met again only while the run goes on: a small cache will do
+        # (at 100,000 entries of ~300 bytes the ingest's main process held ~40 MB more)
+        super().__init__(engine, trace_contexts, cached=CONTEXTS_CACHED)
+
+
+def split_context(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes | None]:
+    """The payload as stored (without a non-empty top-level ``trace_metadata`` object) and
+    that object's JSON, to be interned; or the payload as it is and None."""
+    meta = payload.get(CONTEXT_KEY)
+    if not isinstance(meta, dict) or not meta:
+        return payload, None
+    rest = {k: v for k, v in payload.items() if k != CONTEXT_KEY}
+    return rest, codec.dumps_bytes(meta)
+
+
+def split_encoded(payload: dict[str, Any], whole: bytes) -> tuple[bytes, bytes | None]:
+    """:func:`split_context` given the payload's JSON *whole* too: when ``trace_metadata`` is
+    the last key (graph-tool-call writes it last) the stored JSON is cut out of *whole*
+    instead of encoding the payload again."""
+    meta = payload.get(CONTEXT_KEY)
+    if not isinstance(meta, dict) or not meta:
+        return whole, None
+    meta_json = codec.dumps_bytes(meta)
+    tail = b',"trace_metadata":' + meta_json + b"}"
+    if len(payload) > 1 and whole.endswith(tail):
+        return whole[: -len(tail)] + b"}", meta_json
+    rest = {k: v for k, v in payload.items() if k != CONTEXT_KEY}
+    return codec.dumps_bytes(rest), meta_json
+
+
+def split_context_json(payload_json: str) -> tuple[str, bytes | None]:
+    """:func:`split_context` on a payload's JSON (parsed only when it can hold one)."""
+    if _CONTEXT_MARK not in payload_json:
+        return payload_json, None
+    rest, meta = split_context(codec.loads(payload_json))
+    return (payload_json, None) if meta is None else (codec.dumps(rest), meta)
+
+
+def with_context(ref_json: str | None, context_id: int | None) -> str | None:
+    """The ``events.redactions`` JSON with a reference to the event's interned context."""
+    if context_id is None:
+        return ref_json
+    if ref_json is None:
+        return codec.dumps({CONTEXT: context_id})
+    return f'{ref_json[:-1]},"{CONTEXT}":{context_id}}}'
+
+
+def stored_form(stored: Any) -> tuple[Any, int | None]:
+    """(the redactions as readers see them, the context id) of an ``events.redactions``."""
+    if isinstance(stored, dict) and CONTEXT in stored and set(stored) <= {REF, CONTEXT}:
+        ref = stored[CONTEXT]
+        rest = {REF: stored[REF]} if REF in stored else None
+        return rest, ref if isinstance(ref, int) else None
+    return stored, None
+
+
+def compact(contexts: Contexts, batch: list[EncodedEvent]) -> list[EncodedEvent]:
+    """Each event's ``trace_metadata`` interned and referenced (the appender's last step):
+    taken out of the payload here unless its encoder (the ingest workers) did it already."""
+
+    def has(e: EncodedEvent) -> bool:
+        return e.context_json is not None or _CONTEXT_MARK in e.payload_json
+
+    split = [_split(e) for e in batch if has(e)]
+    if not split:
+        return batch
+    ids = iter(contexts.ids([e.context_json for e in split]))
+    found = iter(split)
+    out = []
+    for e in batch:
+        if has(e):
+            e, ref = next(found), next(ids)
+            e = replace(e, redactions_json=with_context(e.redactions_json, ref), context_json=None)
+        out.append(e)
+    return out
+
+
+def _split(e: EncodedEvent) -> EncodedEvent:
+    if e.context_json is not None:
+        return e
+    payload_json, context = split_context_json(e.payload_json)
+    return e if context is None else replace(e, payload_json=payload_json, context_json=context)

@@ -102,6 +102,16 @@ redaction_reports = Table(
     Column("report", JSONDocument, nullable=False),
 )
 
+# Each distinct trace_metadata object once (0009); events.redactions holds {"t": id} beside
+# the report's {"r": id}, and the reader puts the object back into the payload.
+trace_contexts = Table(
+    "trace_contexts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("digest", Text, nullable=False, unique=True),  # blake2b-128 of the object's JSON
+    Column("document", JSONDocument, nullable=False),  # scrubbed
+)
+
 quarantine = Table(
     "quarantine",
     metadata,
