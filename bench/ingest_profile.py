@@ -46,7 +46,7 @@ STAGES = {
     "  legacy adopt": ("runs.py", "adopt"),
     "  appender.append": ("appender.py", "append"),
     "    existing keys": ("appender.py", "existing_keys"),
-    "    copy_text": ("appender.py", "copy_text"),
+    "    copy_text": ("copy_format.py", "copy_text"),
     "    chain link": ("chain.py", "link_appended"),
 }
 

@@ -302,6 +302,20 @@ class StoreContract:
         store.append([ev("r1", 1, n=2)])  # the same conflict again is recorded once
         assert store.reader.stats()["quarantined"] == 1
 
+    def test_a_value_the_backend_refuses_is_quarantined_and_the_rest_appended(
+        self, store: Store
+    ) -> None:
+        # NUL cannot be stored in PostgreSQL text/jsonb (SQLite keeps it): never a raw driver
+        # error, and never the batch's other events lost with it.
+        result = store.append([ev("r1", 1), ev("r1", 2, note="a\x00b"), ev("r1", 3)])
+        assert result.appended + result.rejected == 3
+        stored = [e.seq for e in store.reader.run_events("r1")]
+        assert {1, 3} <= set(stored)
+        assert result.rejected == (0 if store.embedded else 1)
+        if result.rejected:
+            assert 2 not in stored
+            assert store.reader.stats()["quarantined_by_reason"] == {"rejected_by_database": 1}
+
     # -- errors: the project's, with a next step; never a raw driver error ---------------------
     def test_a_missing_schema_says_run_db_upgrade(self, unmigrated_url: str) -> None:
         bare = open_store(unmigrated_url)

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
@@ -37,6 +38,7 @@ from tracelake import codec
 from tracelake.errors import DataRejectedError
 from tracelake.store import chain
 from tracelake.store.connection import translate_errors, write_transaction
+from tracelake.store.copy_format import copy_text
 from tracelake.store.quarantine import QuarantineWriter
 from tracelake.store.records import AppendResult, EncodedEvent, NewEvent, QuarantineItem
 from tracelake.store.redactions import Contexts, Reports, compact
@@ -298,10 +300,15 @@ class PostgresAppender(Appender):
         fresh = _encoded(fresh)
         raw = conn.connection.driver_connection
         assert raw is not None
-        with raw.cursor() as cur, cur.copy(self._COPY) as copy:
-            # COPY text built here in blocks: the server parses one while the next is built.
-            for start in range(0, len(fresh), COPY_BLOCK):
-                copy.write(copy_text(fresh[start : start + COPY_BLOCK]))
+        try:
+            with raw.cursor() as cur, cur.copy(self._COPY) as copy:
+                # COPY text built here in blocks: the server parses one while the next is built.
+                for start in range(0, len(fresh), COPY_BLOCK):
+                    copy.write(copy_text(fresh[start : start + COPY_BLOCK]))
+        except psycopg.Error as exc:  # the raw cursor bypasses SQLAlchemy's wrapping: wrap it
+            # here, so translate_errors maps it like any other statement's error (a value the
+            # server refuses, e.g. NUL in text, becomes DataRejectedError and is quarantined).
+            raise sa.exc.DBAPIError.instance("COPY events", None, exc, psycopg.Error) from exc
         conn.exec_driver_sql("NOTIFY tracelake_events")  # at commit: wakes projections/follow.py
 
 
@@ -385,47 +392,3 @@ def _conflict_item(e: EncodedEvent) -> QuarantineItem:
         seq=e.seq,
         preview=e.payload_json[:2000],  # already scrubbed
     )
-
-
-# COPY text format: tab-separated, \N for NULL, and backslash, tab, newline and CR escaped.
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
-
-def _text(value: str | None) -> str:
-    if value is None:
-        return "\\N"
-    if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
-        return value.translate(_COPY_ESCAPES)
-    return value
-
-
-def _json_text(value: str) -> str:
-    # Compact JSON never holds a raw tab, newline or CR (they are escaped inside strings).
-    return value.replace("\\", "\\\\") if "\\" in value else value
-
-
-def copy_text(rows: Sequence[EncodedEvent]) -> bytes:
-    """Rows in COPY text format, columns in :data:`COLUMNS` order."""
-    out = []
-    for e in rows:
-        out.append(
-            "\t".join(
-                (
-                    _text(e.run_id),
-                    str(e.seq),
-                    _text(e.type),
-                    _text(e.source),
-                    _text(e.event_id),
-                    _text(e.plan_id),
-                    _text(e.step_id),
-                    _text(e.tool),
-                    _text(e.collection_id),
-                    e.recorded_at.isoformat(),
-                    e.content_hash,
-                    _json_text(e.payload_json),
-                    "\\N" if e.redactions_json is None else _json_text(e.redactions_json),
-                )
-            )
-        )
-    out.append("")
-    return "\n".join(out).encode("utf-8")
