@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-from tracelake.scrub import engine, freetext
+from tracelake.scrub import analyzer, freetext
 
 # Entity sets each prefilter group unlocks. Cheap recognizers only (< ~70 us per string);
 # phone numbers are handled separately on windows (see _phone_spans).
@@ -146,7 +146,7 @@ def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
     entities, phone = candidate_entities(text, allow_secret=allow_secret)
     counts: Counts = ()
     if entities:
-        spans = engine.analyze(text, sorted(entities))
+        spans = analyzer.analyze(text, sorted(entities))
         if phone:
             spans.extend(_phone_spans(text))
         text, counts = _redact(text, spans)

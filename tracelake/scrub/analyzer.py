@@ -145,7 +145,7 @@ def get_engine() -> Any:
 # Necessary conditions, checked with the stdlib ``re`` before a pattern runs: each is a
 # superset of what the pattern can match (the digit recognizers need these digit shapes, an
 # IPv6 form has a colon, an IPv4 one a dot, a street address "...로 12"). A text failing the
-# gate cannot match the pattern, so skipping it changes no result (tests/scrub/test_engine.py).
+# gate cannot match the pattern, so skipping it changes no result (tests/scrub/test_analyzer.py).
 _DIGIT_GATES = {
     "CREDIT_CARD": r"\d{4}[- ]?\d{3,4}[- ]?\d{3,4}[- ]?\d{3,5}",
     "KR_RRN": r"\d{6}-?\d{7}",
