@@ -165,6 +165,14 @@ _PATTERN_GATES: dict[tuple[str, str], re.Pattern[str]] = {
 }
 
 
+# Entities whose patterns are ours (not presidio's) and run faster with the stdlib ``re``
+# (measured with callgrind on the bench corpus: KR_ADDRESS 3.2x, SECRET 1.5-2x, URL_CREDENTIAL
+# 2.2x fewer instructions); the cookie, bearer and JWT patterns run faster with ``regex``
+# (literal-prefix search). Same flags as presidio's (DOTALL | MULTILINE | IGNORECASE).
+_STDLIB_RE = frozenset({"KR_ADDRESS", "SECRET", "URL_CREDENTIAL"})
+_STDLIB_FLAGS = re.DOTALL | re.MULTILINE | re.IGNORECASE
+
+
 class _Compiled:
     """One pattern of a presidio ``PatternRecognizer``, compiled once, run without presidio's
     per-call overhead (a timestamp, an explanation object and a result object per match, the
@@ -180,7 +188,10 @@ class _Compiled:
 
         self.recognizer = recognizer
         self.entity: str = recognizer.supported_entities[0]
-        self.regex = regex.compile(pattern.regex, flags=recognizer.global_regex_flags)
+        if self.entity in _STDLIB_RE:  # our own patterns, which the stdlib runs 2-3x faster
+            self.regex = re.compile(pattern.regex, _STDLIB_FLAGS)
+        else:
+            self.regex = regex.compile(pattern.regex, flags=recognizer.global_regex_flags)
         self.score: float = pattern.score
         self.gate = _PATTERN_GATES.get((self.entity, pattern.name))
         cls = type(recognizer)
@@ -255,8 +266,9 @@ def _warm_up(by_entity: dict[str, list[Any]], compiled: dict[str, list[_Compiled
 
 
 HANGUL_ENTITIES = frozenset({"KR_ADDRESS"})
-_HANGUL_BLANK = {c: " " for c in range(0xAC00, 0xD7A4)}
-_HAS_HANGUL = re.compile("[\uac00-\ud7a3]")
+# One space per syllable; re.sub does it with a third of str.translate's instructions (a dict
+# lookup per character of the text).
+_HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
 # presidio raises a pattern's score by 0.35 when a context word of its recognizer is near
@@ -312,7 +324,7 @@ def analyze(text: str, entities: list[str]) -> list[tuple[int, int, str]]:
     other = [e for e in entities if e not in HANGUL_ENTITIES]
     found: list[tuple[int, int, str]] = []
     if other:
-        blanked = text.translate(_HANGUL_BLANK) if _HAS_HANGUL.search(text) else text
+        blanked = _HANGUL.sub(" ", text)
         found += _run(blanked, other, by_entity, compiled, text)
     if hangul:
         found += _run(text, hangul, by_entity, compiled, text)
