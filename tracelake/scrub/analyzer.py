@@ -21,6 +21,8 @@ from typing import Any
 # Must be set before presidio (and so tldextract) is imported anywhere in the process.
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
+from tracelake.scrub import hangul
+
 LANGUAGE = "en"
 SCORE_THRESHOLD = 0.35
 
@@ -245,6 +247,7 @@ def _state() -> tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]]:
                         )
                 _ENGINE = (analyzer, by_entity, compiled)
                 _warm_up(by_entity, compiled)
+                hangul.load_lexicon()  # Kiwi's word list, read on the first Hangul name else
     return _ENGINE
 
 

@@ -29,6 +29,11 @@ _LEX: tuple[frozenset[str], frozenset[str]] | None = None
 _LOCK = threading.Lock()
 
 
+def load_lexicon() -> None:
+    """Read the lexicon now (once per process) rather than on the first Hangul word."""
+    _lexicon()
+
+
 def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
     global _LEX
     if _LEX is None:
@@ -193,11 +198,19 @@ def _word_verdict(run: str) -> tuple[int, int]:
     return best
 
 
+def _surname_length(stem: str) -> int:
+    if stem[:2] in KO_SURNAMES_2 and len(stem) >= 4:
+        return 2
+    if stem[:2] in KO_SURNAMES_2 and len(stem) == 3 and stem[0] not in KO_SURNAMES_1:
+        return 2
+    return 1  # 황보람: 황 + 보람 reads as a name as well as 황보 + 람
+
+
 def _stem_strength(
     run: str, stem: str, suffix: str, words: frozenset[str], given_names: frozenset[str]
 ) -> int:
     """2: *stem* is a name; 1: a name only with context; 0: not a name."""
-    surname = 2 if stem[:2] in KO_SURNAMES_2 and len(stem) >= 3 else 1
+    surname = _surname_length(stem)
     given = stem[surname:]
     if stem in words or run in words:
         # an ordinary word (이어폰, 주문자) that is also a name (이지원): with context only,
