@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from graph_tool_call.learning import scrub_trace_payload  # noqa: E402
 
 from tests.corpora.gtc_commerce import all_planted, build_gtc_corpus  # noqa: E402
-from tracelake.scrub import detect, engine, get_scrubber  # noqa: E402
+from tracelake.scrub import analyzer, detect, get_scrubber  # noqa: E402
 from tracelake.scrub.scrubber import clear_caches  # noqa: E402
 
 AGENTLANE = ROOT.parent / "shared" / "samples" / "agentlane"
@@ -91,7 +91,7 @@ def main() -> None:
     repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     corpus, secrets = load_corpus(runs)
     t0 = time.perf_counter()
-    engine.get_engine()
+    analyzer.get_engine()
     build_s = time.perf_counter() - t0
     scrubber = get_scrubber(b"bench-pseudonym-key-0123456789")
 

@@ -62,7 +62,12 @@ def main() -> int:
             table[key][0] += hit
         if hit:
             examples.setdefault(
-                item.category, item.value[:2] + "*" * max(0, len(item.value) - 4) + item.value[-2:]
+                # masked; 2+2 visible characters only when at least 2 stay hidden (a 3-character
+                # name shown as 2+2 reads like a different, 4-character one)
+                item.category,
+                item.value[:2] + "*" * (len(item.value) - 4) + item.value[-2:]
+                if len(item.value) >= 6
+                else item.value[:1] + "*" * (len(item.value) - 1),
             )
     total = len(corpus.planted)
     leaks = sum(v[0] for v in by_cat.values())

@@ -6,7 +6,7 @@
     out.report    # {"entities": {...}, "paths": {...}, "actions": {...}}: counts only
     outs = get_scrubber(key).scrub_events([(source, event_type, event), ...])  # a batch
 
-Modules: ``keys`` (key rules), ``detect`` (prefilter + cache), ``engine`` (presidio, offline),
+Modules: ``keys`` (key rules), ``detect`` (prefilter + cache), ``analyzer`` (presidio, offline),
 ``walk`` (recursive scrub + report), ``preview``, ``policy`` (field rules), ``sources``
 (per-runner tables), ``pseudonym`` (HMAC + key loading), ``scrubber`` (the public API).
 """

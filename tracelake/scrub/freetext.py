@@ -19,11 +19,8 @@ not hinge on recognising every name, address or number format of every country, 
 * **Hangul names and Korean addresses**: :mod:`tracelake.scrub.hangul`.
 * **Chinese and Japanese script** (Han, kana) is replaced run by run: names and addresses in
   those scripts cannot be told from other words without a model.
-* **Capitalised words** (in text with spaces): a run of capitalised words with at least one
-  that is not on the allow-list of common English words (:mod:`tracelake.scrub.vocab`) is a
-  name, or an address when it holds a number, a street word or a postcode-like code
-  (``876 Jesse Drive Suite 012, West Kimberlyview, NJ 78456``). Lower-case words, ALL-CAPS
-  codes, camelCase and snake_case identifiers are kept.
+* **Capitalised words** (in text with spaces): names and addresses in Latin script,
+  :mod:`tracelake.scrub.latin`.
 """
 
 from __future__ import annotations
@@ -31,11 +28,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import UTC, datetime
-from functools import lru_cache
 
-from tracelake.scrub import hangul
+from tracelake.scrub import hangul, latin
 from tracelake.scrub.keys import KeyClass, classify
-from tracelake.scrub.vocab import COMMON_WORDS, NAME_PARTICLES, STREET_WORDS
 
 Span = tuple[int, int, str]
 
@@ -223,10 +218,7 @@ _API_HINT = re.compile(
 
 
 # -- scripts --------------------------------------------------------------------------------
-_CJK_CHARS = (
-    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006"
-    "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"  # full-width digits and Latin (ＪＰタワー)
-)
+_CJK_CHARS = latin.CJK_CHARS
 _CJK = re.compile(
     rf"(?:\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:(?:[\d\-－]{{1,6}}|\s|[A-Za-z])[{_CJK_CHARS}]+)*"
     rf"(?:\s?[A-Za-z]?\d{{1,7}})?"
@@ -246,137 +238,6 @@ def _cjk_entity(run: str) -> str:
     if _CJK_ADDRESS.search(run):
         return "CJK_ADDRESS"
     return "CJK_TEXT"
-
-
-# A word: letters (any script but Hangul and CJK, which have their own passes), with inner
-# apostrophes, hyphens and dots (O'Neil, Jean-Pierre, B.Sc).
-_WORD = re.compile(
-    r"[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*|"
-    r"[^\W\d_\uac00-\ud7a3"
-    + _CJK_CHARS
-    + r"](?:[^\W_\uac00-\ud7a3"
-    + _CJK_CHARS
-    + r"]|['’.\-](?=[^\W\d_]))*"
-    r"|\d+|\[[A-Z][A-Z0-9_]*\]"
-)
-_MILITARY_POST = frozenset(
-    {"PSC", "APO", "FPO", "DPO", "USNS", "USNV", "USS", "USCGC", "CMR", "UNIT"}
-)
-_GAP = re.compile(r"[\s,./#()\-–]*")
-_CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?|(?=[A-Za-z]*\d)[A-Za-z0-9]{1,5}")
-
-
-@lru_cache(maxsize=65536)
-def _kind(word: str) -> str:
-    """anchor (unknown capitalised word), cap (common capitalised word), join (may sit
-    inside a name or an address), or stop."""
-    if word[0] == "[":
-        return "stop"
-    if word.isdigit():
-        return "join" if len(word) <= 6 else "stop"
-    first = word[0]
-    if first.isupper():
-        if word.isupper():
-            if word in _MILITARY_POST:
-                return "anchor"
-            letters = word.replace("-", "").replace("'", "").replace(".", "")
-            if all(p in COMMON_WORDS for p in re.split(r"[-'.]", word.lower()) if p):
-                return "cap"
-            if letters.isalpha() and len(letters) >= 2:
-                return "caps"  # LI CHIA-HU: a name only next to another name word
-            return "join" if _CODE.fullmatch(word) else "stop"
-        rest = word[1:].replace("'", "").replace("’", "").replace("-", "").replace(".", "")
-        if any(c.isupper() for c in rest) and not re.search(r"[-'’.][A-Z]", word):
-            if not word.isascii():
-                return "anchor"  # GérardVille: code identifiers are ASCII
-            if re.fullmatch(r"(?:Mc|Mac|O'|D'|Di|De|Le|La|Van|Von)[A-Z][a-z]+", word):
-                return "anchor"
-            return "pascal"  # PascalCase: an identifier, unless inside a name or address
-        if word.lower().rstrip(".") in STREET_WORDS:
-            return "anchor"  # Street, Suite, Apt., Box, Flat, Studio, Rue ...
-        parts = [p for p in re.split(r"[-'’.]", word.lower()) if p]
-        return "cap" if parts and all(p in COMMON_WORDS for p in parts) else "anchor"
-    if _CODE.fullmatch(word):
-        return "join"
-    low = word.lower()
-    if low in NAME_PARTICLES or low in STREET_WORDS:
-        return "join"
-    return "stop"
-
-
-def _next_to(
-    words: list[re.Match[str]], kinds: list[str], k: int, text: str, what: tuple[str, ...]
-) -> bool:
-    for j in (k - 1, k + 1):
-        if 0 <= j < len(words) and kinds[j] in what:
-            a, b = sorted((j, k))
-            if _GAP.fullmatch(text[words[a].end() : words[b].start()]):
-                return True
-    return False
-
-
-def _latin_spans(text: str, out: list[Span]) -> None:
-    words = list(_WORD.finditer(text))
-    n = len(words)
-    kinds = [_kind(w.group(0)) for w in words]
-    if "anchor" not in kinds and "caps" not in kinds:
-        return  # no unknown capitalised word (a PascalCase one alone is an identifier)
-    for k in range(n):  # an unknown ALL-CAPS word is a name word next to another one
-        if kinds[k] == "pascal":  # 32277 LemoineBourg, Sainte JulieVille: part of the place
-            kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("anchor", "join")) else "stop"
-    for k in range(n):
-        if kinds[k] == "caps":
-            near = [
-                j
-                for j in (k - 1, k + 1)
-                if 0 <= j < n
-                and kinds[j] in ("caps", "anchor")
-                and _GAP.fullmatch(text[words[min(j, k)].end() : words[max(j, k)].start()])
-            ]
-            kinds[k] = "anchor" if near else "stop"
-    kind_of = {w.start(): kind for w, kind in zip(words, kinds, strict=True)}
-    i = 0
-    while i < n:
-        if kinds[i] != "anchor":
-            i += 1
-            continue
-        # grow left and right over joinable words separated by gaps
-        lo = hi = i
-        while (
-            lo > 0
-            and kinds[lo - 1] in ("anchor", "cap", "join")
-            and _GAP.fullmatch(text[words[lo - 1].end() : words[lo].start()])
-        ):
-            lo -= 1
-        while (
-            hi + 1 < n
-            and kinds[hi + 1] in ("anchor", "cap", "join")
-            and _GAP.fullmatch(text[words[hi].end() : words[hi + 1].start()])
-        ):
-            hi += 1
-        members = [w.group(0) for w in words[lo : hi + 1]]
-        run_kinds = [kind_of[w.start()] for w in words[lo : hi + 1]]
-        # common capitalised words and particles at the edges are not part of the name
-        while lo < i and (run_kinds[0] == "cap" or members[0].lower() in NAME_PARTICLES):
-            lo += 1
-            members, run_kinds = members[1:], run_kinds[1:]
-        while hi > i and (run_kinds[-1] == "cap" or members[-1].islower()):
-            hi -= 1
-            members, run_kinds = members[:-1], run_kinds[:-1]
-        has_digit = any(m.isdigit() for m in members)
-        if not has_digit and all(
-            m.lower().rstrip(".") in STREET_WORDS or m in _MILITARY_POST
-            for m, k in zip(members, run_kinds, strict=True)
-            if k == "anchor"
-        ):
-            i = hi + 1  # "Box not found": a street word alone, without a number
-            continue
-        # an address has a number (house, postcode): "Joshua Park" or "Ryan Green" is a name
-        address = any(any(c.isdigit() for c in m) for m in members) or any(
-            m in _MILITARY_POST for m in members
-        )
-        out.append((words[lo].start(), words[hi].end(), "ADDRESS" if address else "PERSON"))
-        i = hi + 1
 
 
 # -- the pass -------------------------------------------------------------------------------
@@ -402,46 +263,59 @@ _ID_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.:/][A-Za-z0-9]+)*")
 
 def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``."""
-    if (len(text) < 7 and text.isascii() and " " not in text) or (
-        _ID_TOKEN.fullmatch(text) and not _API_HINT.search(text)
-    ):
+    if _plain_token(text):
         return text, ()
+    # addresses and CJK runs first: a name is judged by its neighbours, which must not be
+    # the words of an address
+    text, counts = _close_places(text)
     spans: list[Span] = []
-    counts: tuple[tuple[str, int], ...] = ()
-    has_digit = _DIGIT.search(text) is not None
-    has_hangul = hangul.HANGUL_RUN.search(text) is not None
-    has_cjk = _HAS_CJK.search(text) is not None
-    if (has_hangul and _ADDRESS_HINT.search(text)) or has_cjk:
-        # addresses and CJK runs first: a name is judged by its neighbours, which must not
-        # be the words of an address
-        if has_hangul:
-            spans.extend((a, b, "KR_ADDRESS") for a, b in hangul.address_spans(text))
-        if has_cjk:
-            if has_digit:
-                _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
-            spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
-        if spans:
-            text, counts = redact(text, spans)
-            spans = []
-            has_digit = _DIGIT.search(text) is not None
-    if has_digit:
+    if _DIGIT.search(text):
         _date_spans(text, spans)
         if _HAS_DIGIT7.search(text):
             _digit_spans(text, spans)
     if _TRIGGERS.search(text):
         _credential_spans(text, spans)
-    if has_hangul:
+    if hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if (" " in text or "\n" in text) and _UPPER.search(text):
-        _latin_spans(text, spans)
+        latin.latin_spans(text, spans)
     if not spans:
         return text, counts
     text, more = redact(text, spans)
-    if not counts:
-        return text, more
-    total = Counter(dict(counts))
-    total.update(dict(more))
-    return text, tuple(sorted(total.items()))
+    return text, _add_counts(counts, more) if counts else more
+
+
+def _plain_token(text: str) -> bool:
+    """A short ASCII word or a code identifier: no fail-closed rule can fire on it."""
+    if len(text) < 7 and text.isascii() and " " not in text:
+        return True
+    return _ID_TOKEN.fullmatch(text) is not None and _API_HINT.search(text) is None
+
+
+def _add_counts(
+    a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...]
+) -> tuple[tuple[str, int], ...]:
+    total = Counter(dict(a))
+    total.update(dict(b))
+    return tuple(sorted(total.items()))
+
+
+def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """The first pass: Korean addresses and Han/kana runs (dates in CJK text before them)."""
+    has_hangul = hangul.HANGUL_RUN.search(text) is not None
+    has_cjk = _HAS_CJK.search(text) is not None
+    if not ((has_hangul and _ADDRESS_HINT.search(text)) or has_cjk):
+        return text, ()
+    spans: list[Span] = []
+    if has_hangul:
+        spans.extend((a, b, "KR_ADDRESS") for a, b in hangul.address_spans(text))
+    if has_cjk:
+        if _DIGIT.search(text):
+            _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
+        spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
+    if not spans:
+        return text, ()
+    return redact(text, spans)
 
 
 def redact(text: str, spans: list[Span]) -> tuple[str, tuple[tuple[str, int], ...]]:

@@ -29,6 +29,11 @@ _LEX: tuple[frozenset[str], frozenset[str]] | None = None
 _LOCK = threading.Lock()
 
 
+def load_lexicon() -> None:
+    """Read the lexicon now (once per process) rather than on the first Hangul word."""
+    _lexicon()
+
+
 def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
     global _LEX
     if _LEX is None:
@@ -178,40 +183,50 @@ def _given_like(given: str, known: frozenset[str]) -> bool:
 @lru_cache(maxsize=16384)
 def _word_verdict(run: str) -> tuple[int, int]:
     """``(length of the name stem or 0 if this word cannot be a name, strength)``:
-    strength 2 = a name without context, 1 = a name only with context."""
+    strength 2 = a name without context, 1 = a name only with context (the first such
+    split wins)."""
     words, given_names = _lexicon()
     best = (0, 0)
     if _PLACE.match(run):
         return best
     for stem, suffix in _stems(run):
-        surname = 2 if stem[:2] in KO_SURNAMES_2 and len(stem) >= 3 else 1
-        given = stem[surname:]
-        if stem in words or run in words:
-            # an ordinary word (이어폰, 주문자) that is also a name (이지원): with context only,
-            # and only when its given part reads as a given name
-            if len(given) == 2 and _given_like(given, given_names) and best[1] == 0:
-                best = (len(stem), 1)
-            continue
-        if len(given) == 1:  # 이준님: two syllables are a name only before an honorific
-            if _HONORIFIC_SUFFIX.match(suffix) and best[1] == 0:
-                best = (len(stem), 1)
-            continue
-        looks_given = _given_like(given, given_names)
-        if _splits_into_words(run, words):
-            # ordinary words (+ particles), 이상+은: a name only with context
-            if looks_given and best[1] == 0:
-                best = (len(stem), 1)
-            continue
-        if stem[:-1] in words or (surname == 1 and stem[1:] in words):
-            # a word + one syllable (주문+일, 배송+지) or surname + a word: a name only if
-            # the given part reads as a given name (이정+웅, 이영+식), else with context only
-            if looks_given:
-                return (len(stem), 2)
-            if best[1] == 0:
-                best = (len(stem), 1)
-            continue
-        return (len(stem), 2)
+        strength = _stem_strength(run, stem, suffix, words, given_names)
+        if strength == 2:
+            return (len(stem), 2)
+        if strength == 1 and best[1] == 0:
+            best = (len(stem), 1)
     return best
+
+
+def _surname_length(stem: str) -> int:
+    if stem[:2] in KO_SURNAMES_2 and len(stem) >= 4:
+        return 2
+    if stem[:2] in KO_SURNAMES_2 and len(stem) == 3 and stem[0] not in KO_SURNAMES_1:
+        return 2
+    return 1  # 황보람: 황 + 보람 reads as a name as well as 황보 + 람
+
+
+def _stem_strength(
+    run: str, stem: str, suffix: str, words: frozenset[str], given_names: frozenset[str]
+) -> int:
+    """2: *stem* is a name; 1: a name only with context; 0: not a name."""
+    surname = _surname_length(stem)
+    given = stem[surname:]
+    if stem in words or run in words:
+        # an ordinary word (이어폰, 주문자) that is also a name (이지원): with context only,
+        # and only when its given part reads as a given name
+        return 1 if len(given) == 2 and _given_like(given, given_names) else 0
+    if len(given) == 1:  # 이준님: two syllables are a name only before an honorific
+        return 1 if _HONORIFIC_SUFFIX.match(suffix) else 0
+    looks_given = _given_like(given, given_names)
+    if _splits_into_words(run, words):
+        # ordinary words (+ particles), 이상+은: a name only with context
+        return 1 if looks_given else 0
+    if stem[:-1] in words or (surname == 1 and stem[1:] in words):
+        # a word + one syllable (주문+일, 배송+지) or surname + a word: a name only if the
+        # given part reads as a given name (이정+웅, 이영+식), else with context only
+        return 2 if looks_given else 1
+    return 2
 
 
 def name_spans(text: str) -> list[tuple[int, int]]:
@@ -271,44 +286,54 @@ def address_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(tokens) - 1:
-        if words[i] == _MARK:  # an address a recognizer found: take what follows
-            j = i + 1
-        elif _FIRST_UNIT.fullmatch(words[i]) and (
-            _SECOND_UNIT.fullmatch(words[i + 1]) or words[i + 1] == _MARK
-        ):
-            j = i + 2
-        else:
+        j = _address_head(words, i)
+        if not j:
             i += 1
             continue
         while j < len(tokens) and words[j] and _ROADISH.fullmatch(words[j]):
             j += 1
-        start = tokens[i][0] + len(tokens[i][1]) - len(tokens[i][1].lstrip(_PUNCT))
-        if words[i] == _MARK:
-            start = tokens[i][0] + tokens[i][1].index(_MARK)
-        last_start, last = tokens[j - 1]
-        end = last_start + len(last.rstrip(_PUNCT))
-        if words[j - 1] == _MARK:
-            end = last_start + last.index(_MARK) + len(_MARK)
-        elif number := _NUMBER_PARTICLE.fullmatch(words[j - 1]):  # 328로: number + particle
-            end -= len(number.group(1))
-        elif ")" in last and last[last.rindex(")") + 1 :] in _PARTICLES:
-            end = last_start + last.rindex(")") + 1  # (정남안이면)로: 로 is a particle here
-        else:
-            tail = _ROADISH.fullmatch(words[j - 1])
-            if (
-                tail is not None
-                and tail.group("particle")
-                and end - len(tail.group("particle")) > start
-            ):
-                end -= len(
-                    tail.group("particle")
-                )  # 서초대로 12로 배송: the particle is not the address
+        start = _address_start(tokens, words, i)
+        end = _address_end(tokens, words, j - 1, start)
         if j > i + 1 and (any(c.isdigit() for c in text[start:end]) or _MARK in text[start:end]):
             spans.append((start, end))
             i = j
         else:
             i += 1
     return spans
+
+
+def _address_head(words: list[str], i: int) -> int:
+    """Index of the first word after the head of an address starting at word *i*, or 0."""
+    if words[i] == _MARK:  # an address a recognizer found: take what follows
+        return i + 1
+    if _FIRST_UNIT.fullmatch(words[i]) and (
+        _SECOND_UNIT.fullmatch(words[i + 1]) or words[i + 1] == _MARK
+    ):
+        return i + 2
+    return 0
+
+
+def _address_start(tokens: list[tuple[int, str]], words: list[str], i: int) -> int:
+    at, token = tokens[i]
+    if words[i] == _MARK:
+        return at + token.index(_MARK)
+    return at + len(token) - len(token.lstrip(_PUNCT))
+
+
+def _address_end(tokens: list[tuple[int, str]], words: list[str], k: int, start: int) -> int:
+    """End of the address whose last word is *k*: a particle after it is not the address."""
+    at, last = tokens[k]
+    end = at + len(last.rstrip(_PUNCT))
+    if words[k] == _MARK:
+        return at + last.index(_MARK) + len(_MARK)
+    if number := _NUMBER_PARTICLE.fullmatch(words[k]):  # 328로: number + particle
+        return end - len(number.group(1))
+    if ")" in last and last[last.rindex(")") + 1 :] in _PARTICLES:
+        return at + last.rindex(")") + 1  # (정남안이면)로: 로 is a particle here
+    tail = _ROADISH.fullmatch(words[k])
+    if tail is not None and tail.group("particle") and end - len(tail.group("particle")) > start:
+        return end - len(tail.group("particle"))  # 서초대로 12로 배송
+    return end
 
 
 _MARK = "[ADDRESS]"

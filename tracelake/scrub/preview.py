@@ -146,6 +146,10 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         if len(value) > MAX_ITEMS:
             items.append({"_more": len(value) - MAX_ITEMS})
         return items
+    return _shape_dict(w, value, path, depth)
+
+
+def _shape_dict(w: Walker, value: dict[Any, Any], path: str, depth: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for i, (key, item) in enumerate(value.items()):
         if i >= MAX_KEYS:
@@ -154,22 +158,24 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         skey = w.dict_key(key, path)
         sub = f"{path}.{skey}"
         if classify(key)[0] is KeyClass.PLAIN:
-            icls = item.__class__
-            if icls is str or icls is dict or icls is list:
-                out[skey] = _shape(w, item, sub, depth + 1)
-                continue
-            if item is None or icls is bool or icls is float:
-                out[skey] = item
-                continue
-            if icls is int:
-                out[skey] = w.keyed_number(key, item, sub)
-                continue
-            if isinstance(item, dict | list | str):
-                out[skey] = _shape(w, item, sub, depth + 1)
-                continue
-        # key rules decide (credential, person, pseudonym, id) or another scalar
-        out[skey] = _bounded(w.field(key, item, sub, depth))
+            out[skey] = _shape_plain(w, key, item, sub, depth)
+        else:  # key rules decide (credential, person, pseudonym, id)
+            out[skey] = _bounded(w.field(key, item, sub, depth))
     return out
+
+
+def _shape_plain(w: Walker, key: str, item: Any, path: str, depth: int) -> Any:
+    """A value under a key without an opinion: shaped, or checked when an integer."""
+    icls = item.__class__
+    if icls is str or icls is dict or icls is list:
+        return _shape(w, item, path, depth + 1)
+    if item is None or icls is bool or icls is float:
+        return item
+    if icls is int:
+        return w.keyed_number(key, item, path)
+    if isinstance(item, dict | list | str):
+        return _shape(w, item, path, depth + 1)
+    return _bounded(w.field(key, item, path, depth))  # another scalar type
 
 
 def _bounded(value: Any) -> Any:

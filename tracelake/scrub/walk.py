@@ -186,24 +186,30 @@ class Walker:
         if value is None or isinstance(value, bool) or value == "":
             return value
         if kclass is KeyClass.SAFE_ID:
-            if isinstance(value, str):
-                return self.text(value, path, allow_secret=False)
-            if isinstance(value, int | float):
-                return self.number(value, path, strict=False)
-            return self.value(value, path, depth + 1)
-        if (
-            kclass is KeyClass.CREDENTIAL
-            and isinstance(value, int | float)
-            and QUANTITY.search(normalize(key))
-        ):
-            return value  # token_ttl_s: 3600 is a duration, not a credential
+            return self._safe_id(value, path, depth)
         if kclass is KeyClass.PSEUDONYM:
             if isinstance(value, str | int | float):
                 self.act("pseudonymized")
                 return pseudonymize(self.key, value)
             return self.value(value, path, depth + 1)
-        if kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value):
-            return value  # {"name": "lookup_customer"} names a tool, not a person
+        if self._kept_despite_key(key, kclass, value):
+            return value
         self.hit(path, entity)
         self.act("dropped" if kclass is KeyClass.CREDENTIAL else "redacted")
         return f"[{entity}]"
+
+    def _safe_id(self, value: Any, path: str, depth: int) -> Any:
+        """A value under an id key: names and clear credentials only (no long-token rule)."""
+        if isinstance(value, str):
+            return self.text(value, path, allow_secret=False)
+        if isinstance(value, int | float):
+            return self.number(value, path, strict=False)
+        return self.value(value, path, depth + 1)
+
+    @staticmethod
+    def _kept_despite_key(key: str, kclass: KeyClass, value: Any) -> bool:
+        if kclass is KeyClass.CREDENTIAL:
+            # token_ttl_s: 3600 is a duration, not a credential
+            return isinstance(value, int | float) and QUANTITY.search(normalize(key)) is not None
+        # {"name": "lookup_customer"} names a tool, not a person
+        return kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.corpora.gtc_commerce import build_gtc_corpus
-from tracelake.scrub import engine
+from tracelake.scrub import analyzer
 
 SAMPLES = [
     "최수아 고객(010-9233-9385, user0.357@example-mail.co.kr) 주문 ORD-20260725-0001",
@@ -40,9 +40,9 @@ def _texts() -> list[str]:
     return sorted(set(texts))
 
 
-@pytest.mark.parametrize("entity", sorted(engine._state()[2]))
+@pytest.mark.parametrize("entity", sorted(analyzer._state()[2]))
 def test_compiled_patterns_match_presidio(entity: str) -> None:
-    _, by_entity, compiled = engine._state()
+    _, by_entity, compiled = analyzer._state()
     for text in _texts():
         ours = []
         for pattern in compiled[entity]:
@@ -51,6 +51,6 @@ def test_compiled_patterns_match_presidio(entity: str) -> None:
             (r.start, r.end, r.entity_type)
             for recognizer in by_entity[entity]
             for r in recognizer.analyze(text, [entity], None)
-            if r.score >= engine.SCORE_THRESHOLD
+            if r.score >= analyzer.SCORE_THRESHOLD
         ]
         assert sorted(set(ours)) == sorted(set(theirs)), (entity, text[:40])

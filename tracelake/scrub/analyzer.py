@@ -21,6 +21,8 @@ from typing import Any
 # Must be set before presidio (and so tldextract) is imported anywhere in the process.
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
+from tracelake.scrub import hangul
+
 LANGUAGE = "en"
 SCORE_THRESHOLD = 0.35
 
@@ -145,7 +147,7 @@ def get_engine() -> Any:
 # Necessary conditions, checked with the stdlib ``re`` before a pattern runs: each is a
 # superset of what the pattern can match (the digit recognizers need these digit shapes, an
 # IPv6 form has a colon, an IPv4 one a dot, a street address "...로 12"). A text failing the
-# gate cannot match the pattern, so skipping it changes no result (tests/scrub/test_engine.py).
+# gate cannot match the pattern, so skipping it changes no result (tests/scrub/test_analyzer.py).
 _DIGIT_GATES = {
     "CREDIT_CARD": r"\d{4}[- ]?\d{3,4}[- ]?\d{3,4}[- ]?\d{3,5}",
     "KR_RRN": r"\d{6}-?\d{7}",
@@ -165,6 +167,14 @@ _PATTERN_GATES: dict[tuple[str, str], re.Pattern[str]] = {
 }
 
 
+# Entities whose patterns are ours (not presidio's) and run faster with the stdlib ``re``
+# (measured with callgrind on the bench corpus: KR_ADDRESS 3.2x, SECRET 1.5-2x, URL_CREDENTIAL
+# 2.2x fewer instructions); the cookie, bearer and JWT patterns run faster with ``regex``
+# (literal-prefix search). Same flags as presidio's (DOTALL | MULTILINE | IGNORECASE).
+_STDLIB_RE = frozenset({"KR_ADDRESS", "SECRET", "URL_CREDENTIAL"})
+_STDLIB_FLAGS = re.DOTALL | re.MULTILINE | re.IGNORECASE
+
+
 class _Compiled:
     """One pattern of a presidio ``PatternRecognizer``, compiled once, run without presidio's
     per-call overhead (a timestamp, an explanation object and a result object per match, the
@@ -180,7 +190,10 @@ class _Compiled:
 
         self.recognizer = recognizer
         self.entity: str = recognizer.supported_entities[0]
-        self.regex = regex.compile(pattern.regex, flags=recognizer.global_regex_flags)
+        if self.entity in _STDLIB_RE:  # our own patterns, which the stdlib runs 2-3x faster
+            self.regex = re.compile(pattern.regex, _STDLIB_FLAGS)
+        else:
+            self.regex = regex.compile(pattern.regex, flags=recognizer.global_regex_flags)
         self.score: float = pattern.score
         self.gate = _PATTERN_GATES.get((self.entity, pattern.name))
         cls = type(recognizer)
@@ -234,6 +247,7 @@ def _state() -> tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]]:
                         )
                 _ENGINE = (analyzer, by_entity, compiled)
                 _warm_up(by_entity, compiled)
+                hangul.load_lexicon()  # Kiwi's word list, read on the first Hangul name else
     return _ENGINE
 
 
@@ -255,8 +269,9 @@ def _warm_up(by_entity: dict[str, list[Any]], compiled: dict[str, list[_Compiled
 
 
 HANGUL_ENTITIES = frozenset({"KR_ADDRESS"})
-_HANGUL_BLANK = {c: " " for c in range(0xAC00, 0xD7A4)}
-_HAS_HANGUL = re.compile("[\uac00-\ud7a3]")
+# One space per syllable; re.sub does it with a third of str.translate's instructions (a dict
+# lookup per character of the text).
+_HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
 # presidio raises a pattern's score by 0.35 when a context word of its recognizer is near
@@ -312,7 +327,7 @@ def analyze(text: str, entities: list[str]) -> list[tuple[int, int, str]]:
     other = [e for e in entities if e not in HANGUL_ENTITIES]
     found: list[tuple[int, int, str]] = []
     if other:
-        blanked = text.translate(_HANGUL_BLANK) if _HAS_HANGUL.search(text) else text
+        blanked = _HANGUL.sub(" ", text)
         found += _run(blanked, other, by_entity, compiled, text)
     if hangul:
         found += _run(text, hangul, by_entity, compiled, text)

@@ -1,0 +1,158 @@
+"""Names and addresses in Latin-script free text, fail-closed (part of :mod:`freetext`'s pass).
+
+A run of capitalised words with at least one that is not on the allow-list of common English
+words (:mod:`tracelake.scrub.vocab`) is a name, or an address when it holds a number, a street
+word or a postcode-like code (``876 Jesse Drive Suite 012, West Kimberlyview, NJ 78456``).
+Lower-case words, ALL-CAPS codes, camelCase and snake_case identifiers are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tracelake.scrub.vocab import COMMON_WORDS, NAME_PARTICLES, STREET_WORDS
+
+Span = tuple[int, int, str]
+
+CJK_CHARS = (
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\u3005\u3006"
+    "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"  # full-width digits and Latin (ＪＰタワー)
+)
+# A word: letters (any script but Hangul and CJK, which have their own passes), with inner
+# apostrophes, hyphens and dots (O'Neil, Jean-Pierre, B.Sc).
+_WORD = re.compile(
+    r"[A-Za-z]+\d[A-Za-z0-9]*|\d+[A-Za-z][A-Za-z0-9]*|"
+    r"[^\W\d_\uac00-\ud7a3"
+    + CJK_CHARS
+    + r"](?:[^\W_\uac00-\ud7a3"
+    + CJK_CHARS
+    + r"]|['’.\-](?=[^\W\d_]))*"
+    r"|\d+|\[[A-Z][A-Z0-9_]*\]"
+)
+_MILITARY_POST = frozenset(
+    {"PSC", "APO", "FPO", "DPO", "USNS", "USNV", "USS", "USCGC", "CMR", "UNIT"}
+)
+_GAP = re.compile(r"[\s,./#()\-–]*")
+_CODE = re.compile(r"[A-Z0-9]{1,4}|[A-Z]{1,2}\d[A-Z0-9]?|(?=[A-Za-z]*\d)[A-Za-z0-9]{1,5}")
+_PARTS = re.compile(r"[-'’.]")
+_CAPS_PARTS = re.compile(r"[-'.]")
+_INNER_CAP = re.compile(r"[-'’.][A-Z]")
+_NAME_PREFIX = re.compile(r"(?:Mc|Mac|O'|D'|Di|De|Le|La|Van|Von)[A-Z][a-z]+")
+_JOINABLE = ("anchor", "cap", "join")
+
+
+@lru_cache(maxsize=65536)
+def kind(word: str) -> str:
+    """anchor (unknown capitalised word), cap (common capitalised word), join (may sit
+    inside a name or an address), caps (unknown ALL-CAPS word), pascal (PascalCase), or
+    stop."""
+    if word[0] == "[":
+        return "stop"
+    if word.isdigit():
+        return "join" if len(word) <= 6 else "stop"
+    if word[0].isupper():
+        return _all_caps_kind(word) if word.isupper() else _capitalised_kind(word)
+    if _CODE.fullmatch(word):
+        return "join"
+    low = word.lower()
+    return "join" if low in NAME_PARTICLES or low in STREET_WORDS else "stop"
+
+
+def _all_caps_kind(word: str) -> str:
+    if word in _MILITARY_POST:
+        return "anchor"
+    if all(p in COMMON_WORDS for p in _CAPS_PARTS.split(word.lower()) if p):
+        return "cap"
+    letters = word.replace("-", "").replace("'", "").replace(".", "")
+    if letters.isalpha() and len(letters) >= 2:
+        return "caps"  # LI CHIA-HU: a name only next to another name word
+    return "join" if _CODE.fullmatch(word) else "stop"
+
+
+def _capitalised_kind(word: str) -> str:
+    rest = word[1:].replace("'", "").replace("’", "").replace("-", "").replace(".", "")
+    if any(c.isupper() for c in rest) and not _INNER_CAP.search(word):
+        if not word.isascii():
+            return "anchor"  # GérardVille: code identifiers are ASCII
+        if _NAME_PREFIX.fullmatch(word):
+            return "anchor"
+        return "pascal"  # PascalCase: an identifier, unless inside a name or address
+    if word.lower().rstrip(".") in STREET_WORDS:
+        return "anchor"  # Street, Suite, Apt., Box, Flat, Studio, Rue ...
+    parts = [p for p in _PARTS.split(word.lower()) if p]
+    return "cap" if parts and all(p in COMMON_WORDS for p in parts) else "anchor"
+
+
+def _joined(words: list[re.Match[str]], text: str, a: int, b: int) -> bool:
+    """Words *a* < *b* are separated by a gap only (spaces, commas, dots, ...)."""
+    return _GAP.fullmatch(text[words[a].end() : words[b].start()]) is not None
+
+
+def _next_to(
+    words: list[re.Match[str]], kinds: list[str], k: int, text: str, what: tuple[str, ...]
+) -> bool:
+    for j in (k - 1, k + 1):
+        if 0 <= j < len(words) and kinds[j] in what and _joined(words, text, min(j, k), max(j, k)):
+            return True
+    return False
+
+
+def _resolve(words: list[re.Match[str]], kinds: list[str], text: str) -> None:
+    """PascalCase and ALL-CAPS words become anchors only next to a name or place word."""
+    for k, what in enumerate(kinds):  # 32277 LemoineBourg, Sainte JulieVille: the place
+        if what == "pascal":
+            kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("anchor", "join")) else "stop"
+    for k, what in enumerate(kinds):  # an unknown ALL-CAPS word next to another name word
+        if what == "caps":
+            kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("caps", "anchor")) else "stop"
+
+
+def _extent(words: list[re.Match[str]], kinds: list[str], text: str, i: int) -> tuple[int, int]:
+    """The run of joinable words around anchor *i*, less common words at its edges."""
+    lo = hi = i
+    while lo > 0 and kinds[lo - 1] in _JOINABLE and _joined(words, text, lo - 1, lo):
+        lo -= 1
+    while hi + 1 < len(words) and kinds[hi + 1] in _JOINABLE and _joined(words, text, hi, hi + 1):
+        hi += 1
+    # common capitalised words and particles at the edges are not part of the name
+    while lo < i and (kinds[lo] == "cap" or words[lo].group(0).lower() in NAME_PARTICLES):
+        lo += 1
+    while hi > i and (kinds[hi] == "cap" or words[hi].group(0).islower()):
+        hi -= 1
+    return lo, hi
+
+
+def _run_entity(members: list[str], run_kinds: list[str]) -> str | None:
+    """PERSON or ADDRESS for a run of words, ``None`` for a street word alone."""
+    has_digit = any(m.isdigit() for m in members)
+    if not has_digit and all(
+        m.lower().rstrip(".") in STREET_WORDS or m in _MILITARY_POST
+        for m, k in zip(members, run_kinds, strict=True)
+        if k == "anchor"
+    ):
+        return None  # "Box not found": a street word alone, without a number
+    # an address has a number (house, postcode): "Joshua Park" or "Ryan Green" is a name
+    address = any(any(c.isdigit() for c in m) for m in members) or any(
+        m in _MILITARY_POST for m in members
+    )
+    return "ADDRESS" if address else "PERSON"
+
+
+def latin_spans(text: str, out: list[Span]) -> None:
+    """Append the spans of Latin-script names (PERSON) and addresses (ADDRESS) in *text*."""
+    words = list(_WORD.finditer(text))
+    kinds = [kind(w.group(0)) for w in words]
+    if "anchor" not in kinds and "caps" not in kinds:
+        return  # no unknown capitalised word (a PascalCase one alone is an identifier)
+    _resolve(words, kinds, text)
+    i = 0
+    while i < len(words):
+        if kinds[i] != "anchor":
+            i += 1
+            continue
+        lo, hi = _extent(words, kinds, text, i)
+        entity = _run_entity([w.group(0) for w in words[lo : hi + 1]], kinds[lo : hi + 1])
+        if entity is not None:
+            out.append((words[lo].start(), words[hi].end(), entity))
+        i = hi + 1
