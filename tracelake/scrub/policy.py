@@ -82,8 +82,15 @@ def error(w: Walker, value: Any, path: str) -> Any:
         elif key == "message" and isinstance(item, str):
             out.update(_message(w, item, sub, wrap=False))
         else:
-            out[w.dict_key(key, path)] = w.field(key, item, sub)
+            _generic(w, out, key, item, path)
     return out
+
+
+def _generic(w: Walker, out: dict[str, Any], key: str, item: Any, path: str) -> None:
+    """An unnamed key: scrubbed itself, and only its scrubbed form names the path a redaction
+    report records (a personal value used as a key must not survive in the report)."""
+    skey = w.dict_key(key, path)
+    out[skey] = w.field(key, item, f"{path}.{skey}")
 
 
 def _message(w: Walker, text: str, path: str, *, wrap: bool = True) -> dict[str, Any]:
@@ -174,27 +181,27 @@ def _trace_metadata(w: Walker, value: Any, path: str) -> Any:
         return scrub(w, value, path)
     out: dict[str, Any] = {}
     for key, item in value.items():
-        sub = f"{path}.{key}"
         if key in TRACE_METADATA_SAFE:
-            out[key] = keep(w, item, sub)
+            out[key] = keep(w, item, f"{path}.{key}")
         elif key == "auth_readiness" and isinstance(item, dict):
-            out[key] = _auth_readiness(w, item, sub)
+            out[key] = _auth_readiness(w, item, f"{path}.{key}")
         else:
-            out[w.dict_key(key, path)] = w.field(key, item, sub)
+            _generic(w, out, key, item, path)
     return out
 
 
 def _auth_readiness(w: Walker, value: dict[str, Any], path: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in value.items():
-        sub = f"{path}.{key}"
         if isinstance(item, bool) or item is None:
             out[w.dict_key(key, path)] = item
         elif "header" in key.lower() and isinstance(item, list | str):
+            skey = w.dict_key(key, path)
             names = item if isinstance(item, list) else [item]  # header *names*, not values
-            out[key] = [keep(w, n, sub) for n in names if isinstance(n, str) and len(n) < 64]
+            sub = f"{path}.{skey}"
+            out[skey] = [keep(w, n, sub) for n in names if isinstance(n, str) and len(n) < 64]
         else:
-            out[w.dict_key(key, path)] = w.field(key, item, sub)
+            _generic(w, out, key, item, path)
     return out
 
 

@@ -124,7 +124,7 @@ class Walker:
         def replace(match: re.Match[str]) -> str:
             key, raw = match.group(1), match.group(2)
             kclass, entity = classify(key)
-            sub = f"{path}.{key}"
+            sub = f"{path}.{self.dict_key(key, path)}"  # the report names the key scrubbed
             if kclass is KeyClass.PLAIN or kclass is KeyClass.SAFE_ID:
                 if raw[:1] != '"' and "." not in raw:  # an integer: the same check as parsed
                     number = (
