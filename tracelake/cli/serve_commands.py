@@ -1,4 +1,4 @@
-"""``tracelake serve`` and ``tracelake project --follow`` (registered in ``cli.py``)."""
+"""``tracelake serve`` and ``tracelake project --follow`` (registered in ``tracelake.cli``)."""
 
 from __future__ import annotations
 

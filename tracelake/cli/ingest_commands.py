@@ -1,0 +1,105 @@
+"""``tracelake ingest FILE...``: store runner events from files or stdin."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, TextColumn, TransferSpeedColumn
+
+from tracelake.cli.common import DatabaseUrl, _progress, _settings, err, out
+from tracelake.cli.root import app
+from tracelake.console import emit_json, markup, say, table
+from tracelake.errors import TracelakeError
+
+
+@app.command()
+def ingest(
+    paths: Annotated[
+        list[str], typer.Argument(metavar="FILE", help="JSONL or JSONL.gz files, or - for stdin")
+    ],
+    database_url: DatabaseUrl = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON")] = False,
+) -> None:
+    """Store runner events (graph-tool-call or agentlane, JSONL, gzip detected) exactly once.
+
+    Exits 1 when any line was quarantined (the rest is still stored), 2 on an error.
+    """
+    from tracelake.ingest import Ingestor, IngestReport, open_source
+    from tracelake.wiring import open_components
+
+    for path in paths:  # every input is checked before anything is stored
+        _check_input(path)
+    parts = open_components(_settings(database_url))
+    ingestor = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings)
+    report = IngestReport()
+    failure: BaseException | None = None
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TransferSpeedColumn(),
+        TextColumn("{task.fields[events]} events"),
+    )
+    try:
+        with _progress(*columns, transient=False) as progress:
+            for path in paths:
+                plain = path == "-" or _is_gzip(path)
+                size = None if plain else Path(path).stat().st_size
+                task = progress.add_task(markup(path), total=size, events=0)
+
+                def tick(line: Any, task: Any = task) -> None:
+                    progress.update(task, advance=line.size + 1, events=report.events)
+
+                try:
+                    stream = open_source(path, parts.settings.max_decompressed_bytes)
+                except OSError as exc:
+                    raise TracelakeError(f"cannot read {path}: {exc.strerror or exc}") from None
+                with stream:
+                    ingestor.ingest(stream, origin=path, report=report, on_line=tick)
+                progress.update(task, completed=size or 0, events=report.events)
+    except (TracelakeError, OSError) as exc:
+        failure = exc  # the summary of what was stored still prints, then the error
+    finally:
+        parts.store.dispose()
+    _ingest_summary(report, as_json)
+    if failure is not None:
+        raise failure
+    if report.quarantined_total:
+        raise typer.Exit(1)
+
+
+def _check_input(path: str) -> None:
+    if path == "-":
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise TracelakeError(f"{path} is a directory; give the files in it (e.g. {path}/*.jsonl)")
+    if not target.exists():
+        raise TracelakeError(f"no such file: {path}")
+    if not os.access(target, os.R_OK):
+        raise TracelakeError(f"cannot read {path}: permission denied")
+
+
+def _is_gzip(path: str) -> bool:
+    with contextlib.suppress(OSError), Path(path).open("rb") as handle:
+        return handle.read(2) == b"\x1f\x8b"
+    return False
+
+
+def _ingest_summary(report: Any, as_json: bool) -> None:
+    summary = report.as_dict()
+    if as_json:
+        emit_json(summary)
+        return
+    rows = [(k, v) for k, v in summary.items() if k != "quarantined_by_reason"]
+    rows += [(f"quarantined: {reason}", n) for reason, n in sorted(report.quarantined.items())]
+    table(out, ("ingest", "count"), rows)
+    if report.quarantined_total:
+        say(
+            err,
+            f"[yellow]{report.quarantined_total} line(s) quarantined[/]; "
+            "see `tracelake quarantine list` (reasons, origins and line numbers)",
+        )
