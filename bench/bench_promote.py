@@ -41,7 +41,7 @@ TOOLS = [
 def generate(n: int, path: Path) -> None:
     import polars as pl
 
-    from pipelines.suggestions import stable_hash
+    from pipelines.derive import stable_hash
 
     families = [f"family {i} 조회" for i in range(FAMILIES)]
     fps = pl.DataFrame({"f": range(FAMILIES), "query_family": families}).with_columns(
@@ -76,8 +76,8 @@ def child(path: str, chunk: int, mode: str) -> None:
     import polars as pl
 
     from pipelines import io
-    from pipelines.policy import Policy
     from pipelines.promote import derive
+    from pipelines.promotion_policy import Policy
 
     start = time.perf_counter()
     if mode == "baseline":

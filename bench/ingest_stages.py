@@ -22,9 +22,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tracelake import codec
+from tracelake.admission import scrub
 from tracelake.ingest.lines import iter_lines
 from tracelake.ingest.parse import parse_line
-from tracelake.pipeline import scrub
 from tracelake.runners import classify
 from tracelake.scrub import get_scrubber
 from tracelake.scrub.scrubber import clear_caches

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import polars as pl
 
 from pipelines import io
-from pipelines.policy import Policy
 from pipelines.promote import derive
+from pipelines.promotion_policy import Policy
 
 
 def peak_mb() -> int:

@@ -14,15 +14,9 @@ by the number of suggestions (and the window), not by the number of records.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 
 import polars as pl
-
-TARGET_PREFERENCE = "target_preference"
-PLAN_PATH = "plan_path"
-DATA_FLOW_EDGE = "data_flow_edge"
-BINDING_REPAIR = "binding_repair"
-ENUM_MAPPING_CANDIDATE = "enum_mapping_candidate"
-TYPES = (TARGET_PREFERENCE, PLAN_PATH, DATA_FLOW_EDGE, BINDING_REPAIR, ENUM_MAPPING_CANDIDATE)
 
 SCOPE = ("collection_id", "query_fingerprint")
 # What every suggestion frame carries (the type-specific detail columns follow).
@@ -133,12 +127,13 @@ def window_stats(window: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def evidence_counts(evidence: pl.LazyFrame, kind: str) -> pl.LazyFrame:
+def evidence_counts(
+    evidence: pl.LazyFrame, key: pl.Expr, detail: Sequence[str], target: str
+) -> pl.LazyFrame:
     """Evidence rows (joined to their run's learning record) per suggestion key.
 
-    ``binding_repair``: tool, field_name, recovered_path; ``enum_mapping_candidate``: tool,
-    field_name, from_value, to_value (rule ``enum``); ``data_flow_edge``: source_tool,
-    target_tool, to_field, from_path. Only successful runs are observations; failed ones count
+    ``key``, ``detail`` and ``target`` come from the kind's entry in
+    :mod:`pipelines.suggestion_kinds`. Only successful runs are observations; failed ones count
     as failures (graph-tool-call derives suggestions from successful records only).
     """
     frame = _as_counts(evidence, pl.col("success")).with_columns(
@@ -146,30 +141,17 @@ def evidence_counts(evidence: pl.LazyFrame, kind: str) -> pl.LazyFrame:
         pl.col("query_fingerprint").fill_null(""),
         pl.col("query_family").fill_null(""),
     )
-    if kind == BINDING_REPAIR:
-        key = pl.format("{}.{}<-{}", "tool", "field_name", "recovered_path")
-        detail = ["tool", "field_name", "recovered_path"]
-        target = pl.col("tool")
-    elif kind == ENUM_MAPPING_CANDIDATE:
-        key = pl.format("{}.{}:{}->{}", "tool", "field_name", "from_value", "to_value")
-        detail = ["tool", "field_name", "from_value", "to_value"]
-        target = pl.col("tool")
-    elif kind == DATA_FLOW_EDGE:
-        key = pl.format("{}->{}:{}", "source_tool", "target_tool", "to_field")
-        detail = ["source_tool", "target_tool", "to_field", "from_path"]
-        target = pl.col("target_tool")
-    else:
-        raise ValueError(f"no evidence kind {kind!r}; one of {TYPES[2:]}")
-    frame = frame.with_columns(key=key, target=target)
+    frame = frame.with_columns(key=key, target=pl.col(target))
     return reduce_counts(frame, [*SCOPE, "key"], ["query_family", "target", *detail])
 
 
-def finish(frame: pl.LazyFrame, kind: str) -> pl.LazyFrame:
-    """A reduced frame as suggestions of one type: the id, and ``key``/``target`` filled in."""
-    if kind == TARGET_PREFERENCE:
-        frame = frame.with_columns(key=pl.col("target"))
-    elif kind == PLAN_PATH:
-        frame = frame.with_columns(target=pl.col("plan_tools").list.last())
+def finish(
+    frame: pl.LazyFrame, kind: str, fill: Mapping[str, pl.Expr] | None = None
+) -> pl.LazyFrame:
+    """A reduced frame as suggestions of one type: the id, and ``key``/``target`` filled in
+    (``fill``: the kind's expressions for the columns its counts do not carry)."""
+    if fill:
+        frame = frame.with_columns(**fill)
     basis = pl.concat_str(
         pl.col("collection_id"), pl.col("query_fingerprint"), pl.lit(kind), pl.col("key"),
         separator="|",

@@ -2,7 +2,7 @@
 
 Reads stream in chunks (``pl.read_database(..., iter_batches=True)`` on a SQLAlchemy
 connection; ``LazyFrame.collect_batches`` for Parquet), so a job never holds a whole table;
-the transforms in ``pipelines.suggestions`` and ``pipelines.policy`` never touch a database or
+the transforms in ``pipelines.derive`` and ``pipelines.promotion_policy`` never touch a database or
 a file. JSON columns are read as text (``CAST(... AS TEXT)``) and decoded by the transforms.
 """
 
@@ -21,14 +21,11 @@ from urllib.parse import quote
 import polars as pl
 import sqlalchemy as sa
 
+from tracelake.run_identity import TRACELAKE_SOURCE
 from tracelake.store import Store, schema
-from tracelake.store.schema import (
-    binding_repair_evidence,
-    coercion_evidence,
-    data_flow_evidence,
-    learning_records,
-    suggestions,
-)
+from tracelake.store.schema import learning_records, suggestions
+
+from .suggestion_kinds import evidence_source
 
 CHUNK = 100_000
 lr = learning_records
@@ -111,27 +108,8 @@ def read_evidence(
 ) -> Iterator[pl.DataFrame]:
     """Evidence rows joined (in SQL) to their run's learning record: the run's family,
     fingerprint, success and finish time come with each row."""
-    if kind == "binding_repair":
-        ev = binding_repair_evidence
-        cols: list[sa.ColumnElement[Any]] = [ev.c.tool, ev.c.field_name, ev.c.recovered_path]
-        cond: sa.ColumnElement[bool] = sa.and_(
-            ev.c.tool.is_not(None), ev.c.field_name.is_not(None), ev.c.recovered_path.is_not(None)
-        )
-    elif kind == "enum_mapping_candidate":
-        ev = coercion_evidence
-        cols = [
-            ev.c.tool,
-            ev.c.field_name,
-            _text(ev.c.from_value).label("from_value"),
-            _text(ev.c.to_value).label("to_value"),
-        ]
-        cond = sa.and_(ev.c.rule == "enum", ev.c.tool.is_not(None), ev.c.field_name.is_not(None))
-    elif kind == "data_flow_edge":
-        ev = data_flow_evidence
-        cols = [ev.c.source_tool, ev.c.target_tool, ev.c.to_field, ev.c.from_path]
-        cond = sa.true()
-    else:
-        raise ValueError(f"no evidence kind {kind!r}")
+    source = evidence_source(kind)
+    ev, cols, cond = source.table, source.columns(source.table), source.keep(source.table)
     query = (
         sa.select(ev.c.run_id, lr.c.collection_id, *_SCOPE, *cols)
         .join_from(ev, lr, ev.c.run_id == lr.c.run_id)
@@ -193,7 +171,7 @@ def read_table_range(
     if table in ("events", "suggestion_decisions"):
         source = schema.events
         where = source.c.position > lower, source.c.position <= upper
-        is_decision = source.c.source == "tracelake"
+        is_decision = source.c.source == TRACELAKE_SOURCE
         query = sa.select(*_as_text(source)).where(
             *where, is_decision if table == "suggestion_decisions" else sa.true()
         )

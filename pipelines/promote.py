@@ -21,11 +21,12 @@ from tracelake.projections import ProjectionEngine
 from tracelake.promotion.decisions import Decision, append_decisions
 from tracelake.store import Store
 
+from . import derive as sg
 from . import io
-from . import suggestions as sg
-from .policy import Policy, apply_policy, next_status
+from . import suggestion_kinds as kinds
+from .promotion_policy import Policy, apply_policy, next_status
 
-EVIDENCE_KINDS = (sg.DATA_FLOW_EDGE, sg.BINDING_REPAIR, sg.ENUM_MAPPING_CANDIDATE)
+EVIDENCE_KINDS = kinds.EVIDENCE_KINDS
 DECISION_KEYS = ("status", "decided_by", "decision_reason")
 
 
@@ -39,45 +40,56 @@ def derive(
     policy: Policy,
 ) -> pl.DataFrame:
     """Suggestions with ``policy_status``, one row each, from chunks of records/evidence."""
-    window = targets = plans = fails = None
-    first = ["query_family"]
+    window = fails = None
+    counted: dict[str, pl.DataFrame | None] = dict.fromkeys(kinds.RECORD_KINDS)
     for chunk in records:
         rec = sg.normalize_records(chunk.lazy())
         window = sg.recent_window(_merge(window, sg.attempts(rec)), policy.max_attempts).collect()
-        targets = sg.reduce_counts(
-            _merge(targets, sg.target_counts(rec)), [*sg.SCOPE, "target"], first
-        ).collect()
-        plans = sg.reduce_counts(
-            _merge(plans, sg.plan_counts(rec)), [*sg.SCOPE, "key"], first, ("plan_tools",)
-        ).collect()
+        for name, state in counted.items():
+            counted[name] = _count_records(name, state, rec)
         fails = (
             _merge(fails, sg.family_failures(rec))
             .group_by(sg.SCOPE)
             .agg(pl.col("prior_failure_count").sum())
             .collect()
         )
-    if window is None or targets is None or plans is None or fails is None:
+    if window is None or fails is None:
         return pl.DataFrame()
     frames = [
-        sg.finish(targets.lazy(), sg.TARGET_PREFERENCE),
-        sg.finish(plans.lazy(), sg.PLAN_PATH),
+        sg.finish(state.lazy(), name, kinds.kind(name).fill)
+        for name, state in counted.items()
+        if state is not None
     ]
-    for kind in EVIDENCE_KINDS:
-        state: pl.DataFrame | None = None
-        for chunk in evidence.get(kind, ()):
-            part = sg.evidence_counts(chunk.lazy(), kind)
-            keys, detail = [*sg.SCOPE, "key"], [c for c in part.collect_schema() if c not in _SUMS]
-            state = sg.reduce_counts(
-                _merge(state, part), keys, [c for c in detail if c not in keys]
-            ).collect()
-        if state is not None:
-            frames.append(sg.finish(state.lazy(), kind))
+    for name in EVIDENCE_KINDS:
+        frames.extend(_count_evidence(name, evidence.get(name, ())))
     found = pl.concat(frames, how="diagonal_relaxed").join(fails.lazy(), on=sg.SCOPE, how="left")
     stats = sg.window_stats(window.lazy())
     out = apply_policy(found, stats, policy).with_columns(
         pl.col("prior_failure_count").fill_null(0)
     )
     return out.sort("id").collect()
+
+
+def _count_records(name: str, state: pl.DataFrame | None, rec: pl.LazyFrame) -> pl.DataFrame:
+    """One chunk of records folded into a record kind's counts (its transform, its keys)."""
+    source = kinds.kind(name).records
+    assert source is not None
+    keys = [*sg.SCOPE, *source.keys]
+    merged = _merge(state, source.counts(rec))
+    return sg.reduce_counts(merged, keys, ["query_family"], source.same).collect()
+
+
+def _count_evidence(name: str, chunks: Iterable[pl.DataFrame]) -> list[pl.LazyFrame]:
+    """An evidence kind's chunks folded into its suggestions (none when it has no rows)."""
+    source = kinds.evidence_source(name)
+    state: pl.DataFrame | None = None
+    for chunk in chunks:
+        part = sg.evidence_counts(chunk.lazy(), source.key, source.detail, source.target)
+        keys, detail = [*sg.SCOPE, "key"], [c for c in part.collect_schema() if c not in _SUMS]
+        state = sg.reduce_counts(
+            _merge(state, part), keys, [c for c in detail if c not in keys]
+        ).collect()
+    return [] if state is None else [sg.finish(state.lazy(), name)]
 
 
 _SUMS = {"observations", "failures", "created_at", "last_seen_at"}
@@ -117,34 +129,8 @@ def documents(derived: pl.DataFrame, policy: Policy) -> Iterator[dict[str, Any]]
             "last_seen_at": _iso(r["last_seen_at"]),
             "evidence_sources": ["run"],
         }
-        if kind == sg.TARGET_PREFERENCE:
-            evidence: dict[str, Any] = {
-                "selected_target": target,
-                "llm_target": None,
-                "target_selector": {},
-            }
-        elif kind == sg.PLAN_PATH:
-            doc["plan_tools"] = list(r["plan_tools"])
-            evidence = {"plan_tools": list(r["plan_tools"])}
-        elif kind == sg.DATA_FLOW_EDGE:
-            edge = {
-                "source": r["source_tool"],
-                "target": r["target_tool"],
-                "data_flow": {"from_path": r["from_path"], "to_field": r["to_field"]},
-            }
-            doc["edge"] = edge
-            evidence = {"edge": edge}
-        elif kind == sg.BINDING_REPAIR:
-            evidence = {k: r[k] for k in ("tool", "field_name", "recovered_path")}
-            evidence["failed_runs"] = int(r["failures"])
-        else:
-            evidence = {
-                "tool": r["tool"],
-                "field_name": r["field_name"],
-                "rule": "enum",
-                "from": _json(r["from_value"]),
-                "to": _json(r["to_value"]),
-            }
+        fields, evidence = kinds.kind(kind).export(r)
+        doc.update(fields)
         doc["evidence"] = {**evidence, "recent_attempts": recent}
         yield doc
 

@@ -26,7 +26,7 @@ from tracelake.store.redactions import Reports
 if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
     from tracelake.scrub import Scrubber
 
-log = logging.getLogger("tracelake.pipeline")
+log = logging.getLogger("tracelake.admission")
 
 SCRUB_FAILED = "scrub_failed"
 

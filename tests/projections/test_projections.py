@@ -147,7 +147,7 @@ def test_binding_repair_evidence_one_row_per_event(projected: Store) -> None:
 
 def test_binding_candidates_become_promotable_after_two_successes(store: Store) -> None:
     from pipelines import promote
-    from pipelines.policy import Policy
+    from pipelines.promotion_policy import Policy
 
     for prefix in ("a", "b"):
         lines = [ln for ln in demo_lines(prefix) if b"binding_repaired" in ln]

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipelines import promote as job
-from pipelines.policy import Policy
+from pipelines.promotion_policy import Policy
 from tests.ingest.helpers import agentlane_bytes, ingest_bytes
 from tests.projections.helpers import demo_lines
 from tracelake.projections import ProjectionEngine, default_projections

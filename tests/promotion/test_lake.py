@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from pipelines import promote as job
 from pipelines.lake import export
-from pipelines.policy import Policy
+from pipelines.promotion_policy import Policy
 from tests.promotion.test_promotion import add_runs
 from tracelake.store import Store
 from tracelake.store.schema import events, learning_records

@@ -10,11 +10,11 @@ from dataclasses import asdict, replace
 import sqlalchemy as sa
 
 from pipelines import promote as job
-from pipelines.policy import Policy
+from pipelines.promotion_policy import Policy
 from tests.ingest.helpers import ingest_bytes
 from tracelake.demo import run_scenario, scenarios
 from tracelake.projections import ProjectionEngine
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.scrub import get_scrubber
 from tracelake.store import Store
 

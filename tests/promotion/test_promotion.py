@@ -17,11 +17,11 @@ from graph_tool_call.learning import (
 )
 
 from pipelines import promote as job
-from pipelines.policy import Policy
+from pipelines.promotion_policy import Policy
 from tests.ingest.helpers import ingest_bytes
 from tracelake.demo import run_scenario, scenarios
 from tracelake.projections import ProjectionEngine
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store
 from tracelake.store.schema import events, suggestions

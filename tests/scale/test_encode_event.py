@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from tests.ingest.helpers import gtc_runs
-from tracelake.pipeline import encode_event, new_event, scrub
+from tracelake.admission import encode_event, new_event, scrub
 from tracelake.runners import classify
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from pipelines import promote as job
 from pipelines.lake import TABLES, export
-from pipelines.policy import Policy
+from pipelines.promotion_policy import Policy
 from tests.promotion.test_promotion import add_runs
 from tracelake.store import Store
 

@@ -16,7 +16,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from pipelines import promote as job
-from pipelines.policy import Policy
+from pipelines.promotion_policy import Policy
 from tests.ingest.helpers import ingest_bytes
 from tracelake.demo import run_scenario, scenarios
 from tracelake.projections import ProjectionEngine

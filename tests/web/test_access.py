@@ -12,11 +12,11 @@ import pytest
 from tests.conftest import REPO
 from tests.web import helpers
 from tracelake.errors import ConfigError
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.store import Store
 from tracelake.web import WebConfig
-from tracelake.web.config import is_loopback
 from tracelake.web.security import safe_next
+from tracelake.web.server_config import is_loopback
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "example.com"])

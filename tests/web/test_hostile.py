@@ -15,7 +15,7 @@ import pytest
 from tests.ingest.helpers import ingest_bytes
 from tests.web import helpers
 from tracelake.projections import ProjectionEngine
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.store import Store
 
 HOSTILE = [

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from tests.web import helpers
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.store import Store
 
 AUTH = {"authorization": f"Bearer {helpers.TOKEN}"}

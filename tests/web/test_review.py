@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from tests.cli.test_cli import tl
 from tests.web import helpers
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.promotion.decisions import run_id_of
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store

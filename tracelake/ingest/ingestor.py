@@ -17,7 +17,7 @@ from tracelake.config import Settings
 from tracelake.ingest.lines import Line, iter_lines
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 from tracelake.ingest.workers import default_workers, pool, prepare_ordered
-from tracelake.runs import LegacyKeys, Sequenced, StreamRuns
+from tracelake.run_identity import LegacyKeys, Sequenced, StreamRuns
 from tracelake.store import QuarantineItem, Store
 from tracelake.store.records import EncodedEvent
 from tracelake.store.redactions import with_context

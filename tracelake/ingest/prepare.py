@@ -18,12 +18,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from tracelake import codec
+from tracelake.admission import indexed_columns, quarantine_item, safe_identifier, scrub
 from tracelake.errors import ContractError
 from tracelake.ingest.lines import Line
 from tracelake.ingest.parse import parse_line
-from tracelake.pipeline import indexed_columns, quarantine_item, safe_identifier, scrub
+from tracelake.run_identity import content_digest
 from tracelake.runners import classify
-from tracelake.runs import content_digest
 from tracelake.store.records import QuarantineItem, hash_payload
 from tracelake.store.redactions import split_encoded
 

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from tracelake.lifecycle.subjects import pseudonym_with, secrets_for, subject_ref
+from tracelake.run_identity import TRACELAKE_SOURCE
 from tracelake.store import Store
 from tracelake.store.dialects import contains as _contains
 from tracelake.store.dialects import secure_delete
@@ -33,7 +34,7 @@ from tracelake.store.records import NewEvent
 from tracelake.store.schema import JSONDocument, metadata
 
 LIFECYCLE_RUN = "tracelake:lifecycle"
-SOURCE = "tracelake"
+SOURCE = TRACELAKE_SOURCE
 MIN_RAW_CHARS = 4  # shorter values match too much text to mean anything
 _NOT_SCANNED = {
     "events",

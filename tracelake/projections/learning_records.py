@@ -8,7 +8,7 @@ fingerprint are graph-tool-call's (``tracelake.learning``), computed on the *scr
 runner gets the same fingerprint for its raw goal through ``tracelake.learning.learning_query``.
 
 There is no promotion status here: it has one source of truth, the suggestion decisions in the
-log (projected into ``suggestions``) made by the policy (``pipelines.policy``) or an operator.
+log (projected into ``suggestions``) made by the policy (``pipelines.promotion_policy``) or an operator.
 ``v_learning_records`` reads it from there.
 """
 

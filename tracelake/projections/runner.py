@@ -39,6 +39,7 @@ from sqlalchemy.engine import Connection
 
 from tracelake.errors import ConfigError
 from tracelake.projections.fold import advance, fold
+from tracelake.run_identity import TRACELAKE_SOURCE
 from tracelake.runners.run_model import RunFold
 from tracelake.store import Store
 from tracelake.store.records import StoredEvent
@@ -47,7 +48,7 @@ DEFAULT_BATCH = 2000
 CACHE_RUNS = 100_000  # folds kept between batches (open runs first; finished runs evicted first)
 # tracelake's own decision events (promotion: ``suggestion.*``, run id ``suggestion:<id>``) live
 # in the same log; they are not runner runs, so only projections that ask for them see them.
-DECISIONS_SOURCE = "tracelake"
+DECISIONS_SOURCE = TRACELAKE_SOURCE  # tracelake.run_identity: the one home of the name
 
 
 class Projection(ABC):

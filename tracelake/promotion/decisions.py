@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from tracelake.projections.runner import DECISIONS_SOURCE
+from tracelake.run_identity import TRACELAKE_SOURCE
 from tracelake.store import AppendResult, NewEvent, Store
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class Decision:
             run_id=run_id,
             seq=None,  # numbered by the store
             type=self.event_type,
-            source=DECISIONS_SOURCE,
+            source=TRACELAKE_SOURCE,
             payload=self.payload(),
             recorded_at=recorded_at,
             event_id=f"{run_id}@{self.version}",

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from tracelake.admission import new_event, quarantine_item, safe_identifier, scrub
 from tracelake.errors import ContractError
-from tracelake.pipeline import new_event, quarantine_item, safe_identifier, scrub
 from tracelake.runners import InboundEvent, classify_object, to_jsonable
 from tracelake.sink.handoff import Batch, Handoff
 from tracelake.sink.spool import Spool, SpoolCorruptError

@@ -46,7 +46,7 @@ class EncodedEvent:
     """An event as the appender writes it: indexed columns plus its JSON encoded once.
 
     The hash is over the stored (scrubbed) payload bytes. The ingest workers build these
-    directly (:func:`tracelake.pipeline.encode_event`), so the main process never decodes or
+    directly (:func:`tracelake.admission.encode_event`), so the main process never decodes or
     re-encodes a payload; :meth:`of` encodes a :class:`NewEvent` (the sink, promotion).
     """
 

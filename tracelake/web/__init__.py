@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from tracelake.web.app import create_app
-from tracelake.web.config import WebConfig
+from tracelake.web.server_config import WebConfig
 
 __all__ = ["WebConfig", "create_app"]

@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from tracelake.errors import StoreError, TracelakeError
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.web import data, metrics
 from tracelake.web.app import context
 from tracelake.web.security import token_ok

@@ -2,7 +2,7 @@
 
 Pages are rendered on the server (Jinja2, autoescaped; control characters shown as escapes),
 charts are inline SVG, and there is no JavaScript. Database work runs in Starlette's thread
-pool. Decisions go through ``tracelake.promotion.suggestions.decide`` — the very function
+pool. Decisions go through ``tracelake.promotion.review.decide`` — the very function
 ``tracelake suggestions approve|reject`` calls — so they are the same events, scrubbed the
 same way, with the signed-in name as ``decided_by`` and the append time as "when".
 """
@@ -27,8 +27,8 @@ from tracelake.errors import StoreUnavailableError, TracelakeError
 from tracelake.projections import ProjectionEngine
 from tracelake.projections.follow import Follower, start_thread
 from tracelake.store import Store
-from tracelake.web.config import WebConfig
 from tracelake.web.security import Guard
+from tracelake.web.server_config import WebConfig
 
 if TYPE_CHECKING:
     from tracelake.scrub import Scrubber

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from tracelake.projections.explain import explain
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.store import Store
 from tracelake.store.dialects import time_bucket
 from tracelake.store.schema import (

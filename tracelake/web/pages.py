@@ -15,10 +15,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tracelake.errors import TracelakeError
-from tracelake.promotion import suggestions as sug
+from tracelake.promotion import review as sug
 from tracelake.web import charts, data
 from tracelake.web.app import Context, context
-from tracelake.web.config import is_loopback
 from tracelake.web.security import (
     LOGIN_COOKIE,
     SESSION_COOKIE,
@@ -31,6 +30,7 @@ from tracelake.web.security import (
     same_origin,
     set_cookie,
 )
+from tracelake.web.server_config import is_loopback
 from tracelake.web.text import CONTROL, ident, show
 
 MAX_NAME = 100

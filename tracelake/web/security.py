@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tracelake.web.config import WebConfig, is_loopback
+from tracelake.web.server_config import WebConfig, is_loopback
 
 SESSION_COOKIE = "tl_session"
 LOGIN_COOKIE = "tl_login"
