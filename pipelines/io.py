@@ -168,6 +168,30 @@ def read_table_range(
     store: Store, table: str, lower: int, upper: int, size: int = CHUNK
 ) -> Iterator[tuple[pl.DataFrame, str]]:
     """Rows of a table (or the log) with position in ``(lower, upper]``, JSON as text."""
+    query, time_column = _range_query(table, lower, upper)
+    types = {c.name: _polars_type(c.type) for c in query.selected_columns}
+    # Text and numbers get their table type up front (no guessing from the first rows);
+    # booleans and datetimes are cast after the read (SQLite hands back 0/1 and naive times).
+    overrides = {n: t for n, t in types.items() if t in (pl.String(), pl.Int64(), pl.Float64())}
+    for frame in _chunks(store, query.order_by(query.selected_columns.position), overrides, size):
+        if frame.height:
+            yield _utc_all(_typed(frame, types)), time_column
+
+
+def _typed(frame: pl.DataFrame, types: dict[str, pl.DataType]) -> pl.DataFrame:
+    """A column that is all NULL in one chunk would be written as type Null and clash with the
+    next file's String/Int64: give it its table type. SQLite returns booleans as 0/1: cast
+    them too, so both backends write one schema."""
+    casts = [
+        pl.col(n).cast(types[n])
+        for n, t in frame.schema.items()
+        if t == pl.Null or (types[n] == pl.Boolean() and t != pl.Boolean())
+    ]
+    return frame.with_columns(casts) if casts else frame
+
+
+def _range_query(table: str, lower: int, upper: int) -> tuple[sa.Select[Any], str]:
+    """The query for one table's rows in ``(lower, upper]`` and the column that dates them."""
     if table in ("events", "suggestion_decisions"):
         source = schema.events
         where = source.c.position > lower, source.c.position <= upper
@@ -175,8 +199,8 @@ def read_table_range(
         query = sa.select(*_as_text(source)).where(
             *where, is_decision if table == "suggestion_decisions" else sa.true()
         )
-        time_column = "recorded_at"
-    elif table == "learning_records":
+        return query, "recorded_at"
+    if table == "learning_records":
         # A learning record is a fact written once at its run's finish (``position``, the
         # finishing event): each is exported exactly once. Its promotion status is not in it:
         # join the lake's ``suggestions`` (newest ``last_position`` per id).
@@ -184,8 +208,8 @@ def read_table_range(
         query = sa.select(*_as_text(source)).where(
             source.c.position > lower, source.c.position <= upper
         )
-        time_column = "finished_at"
-    elif table in ("runs", "suggestions"):
+        return query, "finished_at"
+    if table in ("runs", "suggestions"):
         # One row per run / suggestion that changes as events arrive: every row that moved on
         # since the last export is exported again with ``last_position``; readers keep, per
         # run_id / id, the row with the highest ``last_position`` (a run stays in the partition
@@ -194,38 +218,26 @@ def read_table_range(
         query = sa.select(*_as_text(source), source.c.last_position.label("position")).where(
             source.c.last_position > lower, source.c.last_position <= upper
         )
-        time_column = "started_at" if table == "runs" else "updated_at"
-    else:
-        # Per-run derived rows change while their run goes on (``run_completed`` of a binding
-        # repair, say): every row of a run that moved on since the last export is exported
-        # again, tagged with the run's last position; readers keep the newest per key.
-        source, runs = schema.metadata.tables[table], schema.runs
-        query = (
-            sa.select(*_as_text(source), runs.c.last_position.label("run_position"))
-            .join_from(source, runs, source.c.run_id == runs.c.run_id)
-            .where(runs.c.last_position > lower, runs.c.last_position <= upper)
+        return query, "started_at" if table == "runs" else "updated_at"
+    return _per_run_query(table, lower, upper), "recorded_at"
+
+
+def _per_run_query(table: str, lower: int, upper: int) -> sa.Select[Any]:
+    """Per-run derived rows change while their run goes on (``run_completed`` of a binding
+    repair, say): every row of a run that moved on since the last export is exported again,
+    tagged with the run's last position; readers keep the newest per key."""
+    source, runs = schema.metadata.tables[table], schema.runs
+    query = (
+        sa.select(*_as_text(source), runs.c.last_position.label("run_position"))
+        .join_from(source, runs, source.c.run_id == runs.c.run_id)
+        .where(runs.c.last_position > lower, runs.c.last_position <= upper)
+    )
+    if "recorded_at" not in source.c:  # tool_calls: the time of the event it comes from
+        ev = schema.events
+        query = query.add_columns(ev.c.recorded_at).join_from(
+            source, ev, source.c.position == ev.c.position
         )
-        if "recorded_at" not in source.c:  # tool_calls: the time of the event it comes from
-            ev = schema.events
-            query = query.add_columns(ev.c.recorded_at).join_from(
-                source, ev, source.c.position == ev.c.position
-            )
-        time_column = "recorded_at"
-    types = {c.name: _polars_type(c.type) for c in query.selected_columns}
-    # Text and numbers get their table type up front (no guessing from the first rows);
-    # booleans and datetimes are cast after the read (SQLite hands back 0/1 and naive times).
-    overrides = {n: t for n, t in types.items() if t in (pl.String(), pl.Int64(), pl.Float64())}
-    for frame in _chunks(store, query.order_by(query.selected_columns.position), overrides, size):
-        if frame.height:
-            # A column that is all NULL in one chunk would be written as type Null and clash
-            # with the next file's String/Int64: give it its table type.
-            # SQLite returns booleans as 0/1: cast them too, so both backends write one schema.
-            casts = [
-                pl.col(n).cast(types[n])
-                for n, t in frame.schema.items()
-                if t == pl.Null or (types[n] == pl.Boolean() and t != pl.Boolean())
-            ]
-            yield _utc_all(frame.with_columns(casts) if casts else frame), time_column
+    return query
 
 
 def _polars_type(sql_type: Any) -> pl.DataType:

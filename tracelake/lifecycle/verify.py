@@ -111,46 +111,15 @@ def walk(
     called for each verified event (retention uses it to find the chain value at its anchor)."""
     start, head_hex = _start(conn, full)
     incremental = not full and start > _anchor(conn)[0]
-    head = bytes.fromhex(head_hex)
     result = VerifyResult(True, start, start, 0, 0, head_hex, incremental)
     items = _merged(conn, start)
-    pending = next(items, None)
+    state = _Walk(items, bytes.fromhex(head_hex), result, on_event)
     try:
         for last, first, link_head, prefixes in _links(conn, start):
             if until is not None and first > until:
                 break
-            if pending is not None and pending[0] < first and pending[0] > start:
-                raise _Broken(pending[0], "event not covered by the chain (inserted around it)")
-            if first <= start:  # anchors and checkpoints sit at link ends
-                raise _Broken(first, "chain record overlaps the anchor (chain records edited)")
-            index = 0
-            expected = len(prefixes) // chain.PREFIX
-            while index < expected:
-                if pending is None or pending[0] > last:
-                    raise _Broken(
-                        pending[0] if pending else last,
-                        f"{expected - index} event(s) of the link ending at {last} are missing"
-                        " (removed)",
-                    )
-                position, digest = pending
-                want = prefixes[index * chain.PREFIX : (index + 1) * chain.PREFIX]
-                if digest[: chain.PREFIX] != want:
-                    nxt = prefixes[(index + 1) * chain.PREFIX : (index + 2) * chain.PREFIX]
-                    if nxt and digest[: chain.PREFIX] == nxt:
-                        raise _Broken(position, "the event before this position was removed")
-                    raise _Broken(position, "event changed since it was appended")
-                head = chain.advance(head, digest)
-                if on_event is not None:
-                    on_event(position, digest, head)
-                result.events += 1
-                index += 1
-                pending = next(items, None)
-                if pending is not None and pending[0] == position:
-                    raise _Broken(position, "two events at one position (inserted around it)")
-            if head.hex() != link_head:
-                raise _Broken(last, "chain record changed (its head does not match)")
-            result.links += 1
-            result.end, result.head = last, link_head
+            state.link(start, last, first, link_head, prefixes)
+        pending = state.pending
         if pending is not None and (until is None or pending[0] <= until):
             raise _Broken(pending[0], "event not covered by the chain (inserted around it)")
     except _Broken as broken:
@@ -158,6 +127,57 @@ def walk(
     finally:
         items.close()
     return result
+
+
+class _Walk:
+    """One walk's state: the next stored (or removed) event and the running chain value."""
+
+    def __init__(
+        self,
+        items: Iterator[tuple[int, bytes]],
+        head: bytes,
+        result: VerifyResult,
+        on_event: Any,
+    ) -> None:
+        self.items, self.head, self.result, self.on_event = items, head, result, on_event
+        self.pending = next(items, None)
+
+    def link(self, start: int, last: int, first: int, link_head: str, prefixes: bytes) -> None:
+        """Check one chain record: its events in order, then its head."""
+        pending = self.pending
+        if pending is not None and start < pending[0] < first:
+            raise _Broken(pending[0], "event not covered by the chain (inserted around it)")
+        if first <= start:  # anchors and checkpoints sit at link ends
+            raise _Broken(first, "chain record overlaps the anchor (chain records edited)")
+        expected = len(prefixes) // chain.PREFIX
+        for index in range(expected):
+            self._event(last, index, expected, prefixes)
+        if self.head.hex() != link_head:
+            raise _Broken(last, "chain record changed (its head does not match)")
+        self.result.links += 1
+        self.result.end, self.result.head = last, link_head
+
+    def _event(self, last: int, index: int, expected: int, prefixes: bytes) -> None:
+        pending = self.pending
+        if pending is None or pending[0] > last:
+            raise _Broken(
+                pending[0] if pending else last,
+                f"{expected - index} event(s) of the link ending at {last} are missing (removed)",
+            )
+        position, digest = pending
+        want = prefixes[index * chain.PREFIX : (index + 1) * chain.PREFIX]
+        if digest[: chain.PREFIX] != want:
+            nxt = prefixes[(index + 1) * chain.PREFIX : (index + 2) * chain.PREFIX]
+            if nxt and digest[: chain.PREFIX] == nxt:
+                raise _Broken(position, "the event before this position was removed")
+            raise _Broken(position, "event changed since it was appended")
+        self.head = chain.advance(self.head, digest)
+        if self.on_event is not None:
+            self.on_event(position, digest, self.head)
+        self.result.events += 1
+        self.pending = next(self.items, None)
+        if self.pending is not None and self.pending[0] == position:
+            raise _Broken(position, "two events at one position (inserted around it)")
 
 
 def _merged(conn: Connection, start: int) -> Generator[tuple[int, bytes], None, None]:

@@ -7,6 +7,7 @@ target or one of its planned tools.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -93,16 +94,11 @@ def evidence(store: Store, doc: dict[str, Any]) -> dict[str, Any]:
         .limit(RUNS_SCANNED)
     )
     with store.reading("read a suggestion's evidence") as conn:
-        rows = [
-            r
-            for r in conn.execute(query)
-            if target is None or r.selected_target == target or target in (r.plan_tools or [])
-        ]
-        repairs = _repairs(conn, doc, collection, ev) if doc.get("type") == "binding_repair" else []
-        coercions = (
-            _coercions(conn, collection, ev) if doc.get("type") == "enum_mapping_candidate" else []
-        )
-        flows = _flows(conn, collection, ev) if doc.get("type") == "data_flow_edge" else []
+        rows = [r for r in conn.execute(query) if _matches(r, target)]
+        by_kind: dict[str, Any] = {"binding_repairs": [], "coercions": [], "data_flows": []}
+        reader = _KIND_EVIDENCE.get(str(doc.get("type")))
+        if reader is not None:  # the evidence rows of the suggestion's own kind
+            by_kind[reader[0]] = reader[1](conn, doc, collection, ev)
     runs = [
         {
             "run_id": r.run_id,
@@ -124,10 +120,22 @@ def evidence(store: Store, doc: dict[str, Any]) -> dict[str, Any]:
         "failures": sum(1 for r in runs if not r["success"]),
         "recent_runs": runs[:EVIDENCE_ROWS],
         "recent_failures": [r for r in runs if not r["success"]][:RECENT_FAILURES],
-        "binding_repairs": repairs,
-        "coercions": coercions,
-        "data_flows": flows,
+        **by_kind,
     }
+
+
+def _matches(record: Any, target: Any) -> bool:
+    """graph-tool-call's ``_record_matches_suggestion``: the selected target or a planned tool."""
+    return target is None or record.selected_target == target or target in (record.plan_tools or [])
+
+
+EvidenceReader = Callable[[sa.Connection, dict[str, Any], str, dict[str, Any]], Any]
+# Per suggestion kind: the key of the page's evidence list and how its rows are read.
+_KIND_EVIDENCE: dict[str, tuple[str, EvidenceReader]] = {
+    "binding_repair": ("binding_repairs", lambda conn, doc, c, ev: _repairs(conn, doc, c, ev)),
+    "enum_mapping_candidate": ("coercions", lambda conn, doc, c, ev: _coercions(conn, c, ev)),
+    "data_flow_edge": ("data_flows", lambda conn, doc, c, ev: _flows(conn, c, ev)),
+}
 
 
 def _repairs(conn: sa.Connection, doc: dict[str, Any], collection: str, ev: dict[str, Any]) -> Any:

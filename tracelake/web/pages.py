@@ -257,24 +257,16 @@ async def decide(request: Request) -> Response:
     if session is None:
         return _login_redirect(request)
     form = await request.form()
-    if not same_origin(request) or not csrf_ok(session.csrf, form.get("csrf")):
-        return render(request, "error.html", 403, title="Forbidden", message="CSRF check failed")
-    if ctx.config.read_only:
-        return render(request, "error.html", 403, title="Read-only", message="read-only mode")
     sid = ident(request.path_params["sid"])
-    action = form.get("action")
     reason = str(form.get("reason") or "").strip()
     filters = {
         "status": form.get("status") or "",
         "collection": ident(str(form.get("collection") or "")),
     }
-    back = f"/suggestions/{quote(sid, safe='')}"
-    if action not in ("approve", "reject"):
-        return render(request, "error.html", 400, title="Bad request", message="unknown action")
-    if action == "reject" and not reason:
-        query = urlencode({**filters, "error": "a rejection needs a reason"})
-        return RedirectResponse(f"{back}?{query}", status_code=303)
-    to = "promoted" if action == "approve" else "rejected"
+    refused = _refused(request, ctx, session, form, sid, reason, filters)
+    if refused is not None:
+        return refused
+    to = "promoted" if form.get("action") == "approve" else "rejected"
     try:
         await run_in_threadpool(
             sug.decide,
@@ -288,8 +280,40 @@ async def decide(request: Request) -> Response:
     except sug.SuggestionNotFoundError as exc:
         return render(request, "error.html", 404, title="No such suggestion", message=str(exc))
     except TracelakeError as exc:  # refused (rejected already, lost a race): say so
-        query = urlencode({**filters, "error": str(exc)})
-        return RedirectResponse(f"{back}?{query}", status_code=303)
+        return _back_with_error(sid, filters, str(exc))
+    return await _next_in_queue(ctx, sid, filters)
+
+
+def _refused(
+    request: Request,
+    ctx: Context,
+    session: Session,
+    form: Any,
+    sid: str,
+    reason: str,
+    filters: dict[str, Any],
+) -> Response | None:
+    """The answer when a decision may not be made as asked (None: go ahead)."""
+    if not same_origin(request) or not csrf_ok(session.csrf, form.get("csrf")):
+        return render(request, "error.html", 403, title="Forbidden", message="CSRF check failed")
+    if ctx.config.read_only:
+        return render(request, "error.html", 403, title="Read-only", message="read-only mode")
+    action = form.get("action")
+    if action not in ("approve", "reject"):
+        return render(request, "error.html", 400, title="Bad request", message="unknown action")
+    if action == "reject" and not reason:
+        return _back_with_error(sid, filters, "a rejection needs a reason")
+    return None
+
+
+def _back_with_error(sid: str, filters: dict[str, Any], error: str) -> Response:
+    back = f"/suggestions/{quote(sid, safe='')}"
+    query = urlencode({**filters, "error": error})
+    return RedirectResponse(f"{back}?{query}", status_code=303)
+
+
+async def _next_in_queue(ctx: Context, sid: str, filters: dict[str, Any]) -> Response:
+    """After a decision: the next suggestion in the (filtered) queue, or the queue itself."""
     status = str(filters["status"]) or None
     collection = str(filters["collection"]) or None
     q = await run_in_threadpool(
