@@ -33,7 +33,7 @@ def project(
     ),
 ) -> None:
     """Bring the projections (runs, learning records, failures, evidence) up to the log."""
-    if follow:  # rebuild first if asked, then keep following (tracelake/serve_cli.py)
+    if follow:  # rebuild first if asked, then keep following (tracelake/cli/serve_commands.py)
         return follow_projections(database_url, name, rebuild)
     from tracelake.projections import ProjectionEngine
     from tracelake.store.connection import retry_busy
