@@ -3,7 +3,7 @@ flat however long the input); what falls out of the window is the documented con
 
 from __future__ import annotations
 
-from tracelake.runs import StreamRuns, content_digest
+from tracelake.run_identity import StreamRuns, content_digest
 
 KEY = b"k" * 32
 
