@@ -21,12 +21,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.properties.strategies import storable_text
 from tracelake.sink.spool import Spool, encode
 from tracelake.sink.writer import replay
 from tracelake.store import NewEvent, Store
 
 RECORDED = datetime(2026, 1, 1, tzinfo=UTC)
-TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=12)
+TEXT = storable_text(12)
 
 # owners -> batches -> runs (by number) of the batch's events
 OWNERS = st.lists(
