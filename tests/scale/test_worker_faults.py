@@ -26,6 +26,7 @@ def _ingestor(store: Store, batch: int) -> Ingestor:
     return Ingestor(store, get_scrubber(key), key, settings)
 
 
+@pytest.mark.slow
 def test_sigkill_of_a_worker_mid_ingest_then_a_rerun_stores_everything_once(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -128,6 +128,7 @@ def _show(db_url: str, sid: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+@pytest.mark.slow
 def test_review_in_a_browser(page: Any, server: str, loaded: Store, db_url: str) -> None:
     pg = page
     pg.goto(f"{server}/queue")
