@@ -76,7 +76,8 @@ def test_promote_decide_and_export(db_url: str, tmp_path: Path) -> None:
             {"i": other["id"]},
         ).all()
     engine.dispose()
-    assert records == [("promoted",)] and repairs == [("rejected",)]
+    assert [tuple(r) for r in records] == [("promoted",)]
+    assert [tuple(r) for r in repairs] == [("rejected",)]
 
     learning = json.loads(tl("export", "learning", "--collection", "orders-api", url=db_url).stdout)
     block = learning["learning"]
