@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,7 +106,38 @@ def pg_server() -> Iterator[PgServer]:
     server.drop_all()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """One fresh hypothesis seed per test session, printed, so that any failure reproduces.
+
+    Runs before hypothesis' own plugin reads ``--hypothesis-seed``: without that option every
+    session draws a new seed (fresh examples every run, as before), and the header and, after a
+    failure, the summary say which seed it was.
+    """
+    if config.getoption("hypothesis_seed", default=None) is None and hasattr(
+        config.option, "hypothesis_seed"
+    ):
+        config.option.hypothesis_seed = str(secrets.randbelow(2**32))
+
+
+def _hypothesis_seed(config: pytest.Config) -> str | None:
+    seed = config.getoption("hypothesis_seed", default=None)
+    return None if seed is None else str(seed)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = _hypothesis_seed(config)
+    return (
+        None if seed is None else f"hypothesis seed: {seed} (reproduce: --hypothesis-seed={seed})"
+    )
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    seed = _hypothesis_seed(terminalreporter.config)
+    if seed is not None and terminalreporter.stats.get("failed"):
+        terminalreporter.write_sep(
+            "!", f"hypothesis seed of this run: {seed}; rerun with --hypothesis-seed={seed}"
+        )
     if _pg_skip_reason:
         terminalreporter.write_sep(
             "!", "PostgreSQL tests were SKIPPED: " + _pg_skip_reason[0], red=True, bold=True

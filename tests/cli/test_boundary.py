@@ -33,6 +33,7 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return int(done.value.code or 0), captured.out, captured.err
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(option=st.from_regex(r"--[a-z][a-z0-9-]{1,20}", fullmatch=True))
 def test_unknown_options_are_usage_errors(option: str) -> None:

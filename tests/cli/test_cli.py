@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 from tests.ingest.helpers import gtc_runs, jsonl
 
@@ -28,6 +30,7 @@ def tl(
     )
 
 
+@pytest.mark.slow
 def test_ingest_stats_and_runs_show(db_url: str, tmp_path: Path) -> None:
     events = [e for run in gtc_runs()[:3] for e in run]
     path = tmp_path / "runs.jsonl.gz"
@@ -59,6 +62,7 @@ def _first_run(url: str) -> str:
         store.dispose()
 
 
+@pytest.mark.slow
 def test_ingest_from_stdin_with_bad_lines_exits_1(db_url: str) -> None:
     good = gtc_runs()[0]
     data = jsonl(good[:2]) + b"{broken\n" + jsonl(good[2:])
@@ -68,6 +72,7 @@ def test_ingest_from_stdin_with_bad_lines_exits_1(db_url: str) -> None:
     assert summary["appended"] == len(good) and summary["quarantined_by_reason"] == {"not_json": 1}
 
 
+@pytest.mark.slow
 def test_errors_say_what_to_do(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'x.db'}"
     missing = tl("ingest", str(tmp_path / "nope.jsonl"), url=url)
@@ -81,6 +86,7 @@ def test_errors_say_what_to_do(tmp_path: Path) -> None:
     assert upgraded.returncode == 0 and f"revision {head}" in upgraded.stdout
 
 
+@pytest.mark.slow
 def test_spool_status_and_drain(db_url: str, tmp_path: Path) -> None:
     from datetime import UTC, datetime
 

@@ -44,6 +44,7 @@ def copy_fixture(revision: str, tmp: Path) -> str:
     return f"sqlite:///{db}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("revision", ["0003", "0005"])
 def test_reingest_after_upgrade_appends_nothing(revision: str, tmp_path: Path) -> None:
     url = copy_fixture(revision, tmp_path)
@@ -80,6 +81,7 @@ def test_legacy_bare_runs_are_found_from_any_path(tmp_path: Path) -> None:
     assert summary["appended"] == 0, summary
 
 
+@pytest.mark.slow
 def test_fresh_database_is_not_affected_by_legacy_lookup(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     first = json.loads(tl("ingest", str(INPUT), "--json", url=url).stdout)
@@ -90,7 +92,7 @@ def test_fresh_database_is_not_affected_by_legacy_lookup(tmp_path: Path) -> None
 
 def lone_surrogate_ids() -> st.SearchStrategy[str]:
     surrogate = st.integers(0xD800, 0xDFFF).map(chr)
-    plain = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+    plain = st.text(st.characters(exclude_categories=["Cs"]), max_size=6)
     return st.builds(lambda a, s, b: a + s + b, plain, surrogate, plain)
 
 

@@ -6,12 +6,14 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 import sqlalchemy as sa
 
 from tests.cli.test_cli import tl
 from tracelake.store.connection import create_engine
 
 
+@pytest.mark.slow
 def test_promote_decide_and_export(db_url: str, tmp_path: Path) -> None:
     assert tl("demo", "--repeat", "3", url=db_url, cwd=tmp_path).returncode == 0
     dry = tl("promote", "--dry-run", url=db_url)
@@ -74,7 +76,8 @@ def test_promote_decide_and_export(db_url: str, tmp_path: Path) -> None:
             {"i": other["id"]},
         ).all()
     engine.dispose()
-    assert records == [("promoted",)] and repairs == [("rejected",)]
+    assert [tuple(r) for r in records] == [("promoted",)]
+    assert [tuple(r) for r in repairs] == [("rejected",)]
 
     learning = json.loads(tl("export", "learning", "--collection", "orders-api", url=db_url).stdout)
     block = learning["learning"]

@@ -87,6 +87,7 @@ def test_usage_errors_look_like_click_and_exit_2(tmp_path: Path) -> None:
         assert "internal error" not in out and "Traceback" not in out, out
 
 
+@pytest.mark.slow
 def test_database_errors_say_what_to_do(tmp_path: Path) -> None:
     url = "postgresql://alice:s3cr3t-pw@127.0.0.1:1/lake"
     down = run("stats", cwd=tmp_path, env={"TRACELAKE_DATABASE_URL": url})
@@ -100,6 +101,7 @@ def test_database_errors_say_what_to_do(tmp_path: Path) -> None:
     assert folder.returncode == 2 and "is a directory" in text(folder)
 
 
+@pytest.mark.slow
 def test_a_user_session_from_install_to_export(tmp_path: Path, rng: random.Random) -> None:
     up = run("db", "upgrade", cwd=tmp_path)
     assert up.returncode == 0, text(up)

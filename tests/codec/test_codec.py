@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def std(value: Any, sort_keys: bool = False) -> str:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(json_values)
 def test_dumps_and_canonical_are_the_stdlib_bytes(value: Any) -> None:
@@ -75,6 +77,7 @@ def nested(depth: int) -> bytes:
     return b'{"type":"x","n":' + b'{"a":' * depth + b"1" + b"}" * depth + b"}"
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     st.dictionaries(st.text(max_size=8), json_values, max_size=5).map(

@@ -146,6 +146,17 @@ PLANTED_KINDS = {
 }
 
 
+def _dispatch(
+    tools: dict[str, Callable[[dict[str, Any]], Any]],
+) -> Callable[[str, dict[str, Any]], Any]:
+    """PlanRunner's tool callback: call the named tool with its arguments."""
+
+    def call(name: str, args: dict[str, Any]) -> Any:
+        return tools[name](args)
+
+    return call
+
+
 def _tools(p: dict[str, str], order_no: str) -> dict[str, Callable[[dict[str, Any]], Any]]:
     order = {
         "orderNo": order_no,
@@ -315,9 +326,7 @@ def iter_gtc_runs(
             "debug_cookie": f"SESSION={p['session']}",
         }
         for scenario, plan, opts in _plans(p, i, order_no):
-            runner = PlanRunner(
-                lambda name, args, _t=tools: _t[name](args), _sleep=lambda _s: None, **opts
-            )
+            runner = PlanRunner(_dispatch(tools), _sleep=lambda _s: None, **opts)
             yield scenario, runner, plan, {"mbrId": p["member_id"]}, meta, p
 
 

@@ -423,7 +423,7 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
             "tokenCount": rng.randrange(10, 5000),
         }
         base = len(corpus.events)
-        gtc = [
+        gtc: list[dict[str, Any]] = [
             {
                 "type": "plan.started",
                 "plan_id": pid,
@@ -541,7 +541,7 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
             ),
             "order": order,
         }
-        agent = [
+        agent: list[dict[str, Any]] = [
             {"type": "agent_start", "payload": {**common, "kind": "agent_start"}},
             {
                 "type": "llm_start",

@@ -48,6 +48,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Store:
     return store
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     count=st.integers(1, 3000),
@@ -100,6 +101,7 @@ def test_members_padding_and_trailing_bytes(
     assert dict(report.quarantined) == ({"trailing_bytes": 1} if junk else {})
 
 
+@pytest.mark.slow
 def test_corrupt_block_keeps_the_lines_before_it(lake: Store, tmp_path: Path) -> None:
     data = event_lines(40_000, "corrupt")
     blob = bytearray(gzip.compress(data))
@@ -168,6 +170,7 @@ def test_quarantine_keys_by_resolved_path(
     assert [r.origin for r in rows] == [str((tmp_path / "x").resolve())]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("good_every", [0, 2, 7])
 def test_memory_is_bounded_whatever_the_mix(tmp_path: Path, good_every: int) -> None:
     """Python-heap peak for 4x the lines stays flat (quarantine is flushed every batch).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,11 +19,11 @@ LOCALES = ["ko_KR", "en_US", "ja_JP", "de_DE", "fr_FR", "pt_BR"]
 
 def subjects(fake: Faker, n: int) -> list[str]:
     """Member/user ids as production systems make them: usernames, emails, numeric ids."""
-    makers = [
+    makers: list[Callable[[], str]] = [
         lambda: fake.unique.user_name() + str(fake.random_int(10, 9999)),
         lambda: fake.unique.email(),
         lambda: "M" + str(fake.unique.random_int(10_000_000, 99_999_999)),
-        lambda: fake.unique.uuid4(),
+        lambda: str(fake.unique.uuid4()),
     ]
     return [makers[i % len(makers)]() for i in range(n)]
 

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 from faker import Faker
 
@@ -14,6 +15,7 @@ from tests.lifecycle.helpers import envelopes, jsonl, subjects
 from tracelake.store.connection import create_engine
 
 
+@pytest.mark.slow
 def test_find_erase_verify_retention_and_tampering(
     db_url: str, tmp_path: Path, fake: Faker
 ) -> None:

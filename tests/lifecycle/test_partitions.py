@@ -36,7 +36,7 @@ def _ev(fake: Faker, run: str, seq: int | None, at: datetime, **extra: object) -
 
 def _count(store: Store, where: str = "true") -> int:
     with store.reading() as conn:
-        return int(conn.execute(sa.text(f"SELECT count(*) FROM events WHERE {where}")).scalar())
+        return int(conn.execute(sa.text(f"SELECT count(*) FROM events WHERE {where}")).scalar_one())
 
 
 @PG[0]

@@ -108,8 +108,10 @@ def test_each_binding_cause_gets_its_reason_and_detail(store: Store) -> None:
                 " ORDER BY position"
             )
         ).all()
-        records = dict(
-            conn.execute(sa.text("SELECT run_id, failure_reason FROM v_learning_records")).all()
+        records: dict[str, str | None] = dict(
+            conn.execute(sa.text("SELECT run_id, failure_reason FROM v_learning_records"))
+            .tuples()
+            .all()
         )
     by_run: dict[str, list[Any]] = {}
     for r in found:

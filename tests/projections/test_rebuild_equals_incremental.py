@@ -141,6 +141,7 @@ def interleave(runs: list[list[NewEvent]], rng: random.Random) -> Iterator[NewEv
             queues.remove(q)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30,
     deadline=None,

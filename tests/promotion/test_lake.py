@@ -53,7 +53,7 @@ def test_incremental_hive_partitioned_export(store: Store, tmp_path: Path) -> No
     assert set(frame["collection"]) == {"orders-api", "claims-api"}  # decisions too
 
     glob = str(lake / "learning_records" / "**" / "*.parquet")
-    rows = duckdb.sql(
+    rows = _duckdb(
         f"SELECT collection, count(*) AS n FROM read_parquet('{glob}', hive_partitioning=true) "
         "GROUP BY collection ORDER BY collection"
     ).fetchall()
@@ -112,7 +112,7 @@ def test_collection_ids_cannot_leave_the_lake(store: Store, tmp_path: Path) -> N
     assert not (tmp_path / "escaped").exists()
     files = list(tmp_path.rglob("*.parquet"))
     assert files and all(lake in f.parents for f in files)
-    read = duckdb.sql(
+    read = _duckdb(
         f"SELECT DISTINCT collection_id, collection FROM "
         f"read_parquet('{lake}/events/**/*.parquet', hive_partitioning=true) ORDER BY 1"
     ).fetchall()
@@ -149,11 +149,20 @@ def test_runs_and_suggestions_in_the_lake_follow_the_log(store: Store, tmp_path:
     )
     assert records.height == records["run_id"].n_unique() == _count(store, learning_records) == 5
     with store.reading() as conn:
-        db_status = dict(conn.execute(sa.select(suggestions.c.id, suggestions.c.status)).all())
-        db_runs = dict(conn.execute(sa.select(runs.c.run_id, runs.c.status)).all())
+        db_status = dict(
+            conn.execute(sa.select(suggestions.c.id, suggestions.c.status)).tuples().all()
+        )
+        db_runs = dict(conn.execute(sa.select(runs.c.run_id, runs.c.status)).tuples().all())
     lake = _newest(tmp_path, "suggestions", "id")
     assert dict(zip(lake["id"], lake["status"], strict=True)) == db_status
     assert db_status and lake.height == len(db_status)
     lake_runs = _newest(tmp_path, "runs", "run_id")
     assert dict(zip(lake_runs["run_id"], lake_runs["status"], strict=True)) == db_runs
     assert len(db_runs) == 5  # runner runs only: the decisions' runs are not runs
+
+
+def _duckdb(query: str) -> duckdb.DuckDBPyRelation:
+    """duckdb.sql for a query that returns rows (its stubs allow None for statements)."""
+    relation = duckdb.sql(query)
+    assert relation is not None
+    return relation

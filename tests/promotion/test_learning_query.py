@@ -117,9 +117,9 @@ def test_fresh_goals_in_many_locales_reproduce_the_stored_fingerprint(
     run_ids = run_plans(store, goals, "c", "fp")
     with store.reading() as conn:
         stored = dict(
-            conn.execute(
-                sa.select(learning_records.c.run_id, learning_records.c.query_fingerprint)
-            ).all()
+            conn.execute(sa.select(learning_records.c.run_id, learning_records.c.query_fingerprint))
+            .tuples()
+            .all()
         )
     for run_id, goal in zip(run_ids, goals, strict=True):
         assert stored[run_id] == gtc(learning_query(goal)) == learning_fingerprint(goal), goal

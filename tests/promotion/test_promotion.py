@@ -4,9 +4,11 @@ PlanRunner), on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
+import polars as pl
 import pytest
 import sqlalchemy as sa
 from graph_tool_call.learning import (
@@ -16,12 +18,14 @@ from graph_tool_call.learning import (
     summarize_learning_state,
 )
 
+from pipelines import io as job_io
 from pipelines import promote as job
 from pipelines.promotion_policy import Policy
 from tests.ingest.helpers import ingest_bytes
 from tracelake.demo import run_scenario, scenarios
 from tracelake.projections import ProjectionEngine
 from tracelake.promotion import review as sug
+from tracelake.promotion.decisions import append_decisions
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store
 from tracelake.store.schema import events, suggestions
@@ -105,7 +109,7 @@ def test_recent_failures_hold_a_suggestion_back(store: Store) -> None:
 
 def _status_with(store: Store, policy: Policy) -> str:
     derived = job.derive(
-        job.io.read_learning_records(store),
+        job_io.read_learning_records(store),
         {},
         policy,
     )
@@ -145,7 +149,7 @@ def test_reruns_are_no_ops_and_dry_run_appends_nothing(store: Store) -> None:
     with store.reading() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(events)).scalar() == count
     # the same decisions appended again (a crashed job retried) are duplicates
-    assert job.append_decisions(store, first.decisions).appended == 0
+    assert append_decisions(store, first.decisions).appended == 0
 
 
 def test_operator_decisions_are_scrubbed_events_and_rejected_is_never_promoted(
@@ -231,8 +235,10 @@ def test_any_chunking_gives_the_same_suggestions(store: Store) -> None:
     ProjectionEngine(store).catch_up()
 
     def derived(size: int) -> list[dict[str, Any]]:
-        evidence = {k: job.io.read_evidence(store, k, size=size) for k in job.EVIDENCE_KINDS}
-        frame = job.derive(job.io.read_learning_records(store, size=size), evidence, Policy())
+        evidence: dict[str, Iterable[pl.DataFrame]] = {
+            k: job_io.read_evidence(store, k, size=size) for k in job.EVIDENCE_KINDS
+        }
+        frame = job.derive(job_io.read_learning_records(store, size=size), evidence, Policy())
         return list(job.documents(frame, Policy()))
 
     whole = derived(100_000)

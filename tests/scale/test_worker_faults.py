@@ -7,6 +7,7 @@ import io
 import os
 import signal
 import threading
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,7 @@ def _ingestor(store: Store, batch: int) -> Ingestor:
     return Ingestor(store, get_scrubber(key), key, settings)
 
 
+@pytest.mark.slow
 def test_sigkill_of_a_worker_mid_ingest_then_a_rerun_stores_everything_once(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -32,7 +34,7 @@ def test_sigkill_of_a_worker_mid_ingest_then_a_rerun_stores_everything_once(
 
     monkeypatch.setattr(ingest_module, "CHUNKS_BEFORE_WORKERS", 0)
     events = [e for _ in range(6) for run in gtc_runs() for e in run]
-    envelopes = [
+    envelopes: list[dict[str, Any]] = [
         {"type": "runner.event", "run_id": f"r-{i // 20}", "seq": i % 20 + 1, "event": e}
         for i, e in enumerate(events)
     ]

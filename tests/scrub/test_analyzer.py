@@ -44,7 +44,7 @@ def _texts() -> list[str]:
 def test_compiled_patterns_match_presidio(entity: str) -> None:
     _, by_entity, compiled = analyzer._state()
     for text in _texts():
-        ours = []
+        ours: list[tuple[int, int, str]] = []
         for pattern in compiled[entity]:
             pattern.spans(text, ours)
         theirs = [

@@ -98,7 +98,7 @@ def _clear() -> None:
 def test_scrub_events_matches_scrub_event(scrubber: Scrubber) -> None:
     items = _corpus()
     items.insert(3, ("graph_tool_call", "bad", {"type": "bad", "x": {1, 2}}))
-    serial = []
+    serial: list[ScrubbedEvent | ScrubError] = []
     for item in items:
         try:
             serial.append(scrubber.scrub_event(*item))

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -47,11 +48,11 @@ def ev(run: str, seq: int, etype: str = "step.started", **payload: object) -> Ne
     )
 
 
-def _fields(e: NewEvent) -> dict[str, object]:
-    return {f: getattr(e, f) for f in e.__slots__}  # type: ignore[attr-defined]
+def _fields(e: NewEvent) -> dict[str, Any]:
+    return {f: getattr(e, f) for f in e.__slots__}
 
 
-def live(run: str, event_id: str, **payload: object) -> NewEvent:
+def live(run: str, event_id: str, **payload: Any) -> NewEvent:
     return NewEvent(**{**_fields(ev(run, 1, **payload)), "seq": None, "event_id": event_id})
 
 
@@ -373,7 +374,7 @@ class TestSqliteStore(StoreContract):
     def test_payload_is_stored_as_native_json(self, store: Store) -> None:
         store.append([ev("r1", 1, goal="한글 목표")])
         with store.reading() as conn:
-            raw = conn.exec_driver_sql("SELECT payload FROM events").scalar()
+            raw = str(conn.exec_driver_sql("SELECT payload FROM events").scalar())
             assert "한글 목표" in raw and "\\u" not in raw
             goal = conn.exec_driver_sql(
                 "SELECT json_extract(payload, '$.goal') FROM events"

@@ -96,14 +96,19 @@ def server(loaded: Store, db_url: str, tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def page(server: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import Dialog, sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         pg = context.new_page()
         dialogs: list[str] = []
-        pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+        def dismiss(d: Dialog) -> None:
+            dialogs.append(d.message)
+            d.dismiss()
+
+        pg.on("dialog", dismiss)
         pg.set_default_timeout(30_000)
         yield pg
         context.close()
@@ -123,6 +128,7 @@ def _show(db_url: str, sid: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+@pytest.mark.slow
 def test_review_in_a_browser(page: Any, server: str, loaded: Store, db_url: str) -> None:
     pg = page
     pg.goto(f"{server}/queue")

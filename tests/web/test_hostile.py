@@ -143,8 +143,8 @@ def test_hostile_stored_text_is_shown_as_text_everywhere(store: Store, seed: int
     assert {r for r in run_ids if not r.startswith("<b>")} <= reached | set(run_ids[:40])
     hostile_runs = [r for r in run_ids if "script" in r]
     assert hostile_runs
-    page = c.get(f"/runs/{quote(hostile_runs[0], safe='')}")
-    assert page.status_code == 200 and "&lt;script&gt;" in page.text
+    response = c.get(f"/runs/{quote(hostile_runs[0], safe='')}")
+    assert response.status_code == 200 and "&lt;script&gt;" in response.text
 
 
 def test_api_returns_hostile_text_as_json_strings(store: Store) -> None:

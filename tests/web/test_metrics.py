@@ -38,7 +38,9 @@ def test_metrics_agree_with_the_database(loaded: Store) -> None:
         by_status = dict(
             conn.execute(
                 sa.select(suggestions.c.status, sa.func.count()).group_by(suggestions.c.status)
-            ).all()
+            )
+            .tuples()
+            .all()
         )
     assert m[("tracelake_events_stored", ())] == stored
     assert m[("tracelake_quarantined", ())] == 2
@@ -53,7 +55,7 @@ def test_metrics_agree_with_the_database(loaded: Store) -> None:
     lines = helpers.envelopes("orders-api", "late", __import__("random").Random(1), {"timeout"})
     ingest_bytes(loaded, lines)
     with loaded.reading() as conn:
-        added = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar() - before
+        added = conn.execute(sa.select(sa.func.count()).select_from(events)).scalar_one() - before
     assert added > 0
     m = scrape(loaded)
     for name in names:
@@ -105,7 +107,7 @@ def test_dashboard_aggregates_match_the_rows(loaded: Store) -> None:
          .astimezone(__import__("datetime").UTC).strftime(fmt))
         for c, reason, at in failures
     )  # fmt: skip
-    got = Counter()
+    got: Counter[tuple[str, str, str]] = Counter()
     for collection, series in f["collections"].items():
         for reason, counts in series.items():
             for bucket, n in zip(f["buckets"], counts, strict=True):
