@@ -3,7 +3,9 @@ downgrade puts it back into the events and the chain still verifies (both backen
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -61,11 +63,10 @@ def test_downgrade_puts_trace_metadata_back_and_the_chain_verifies(store: Store)
     with store.reading() as conn:
         rows = conn.execute(sa.text("SELECT payload, redactions FROM events ORDER BY position"))
         payloads, redactions = zip(*rows, strict=True)
-    decode = (
-        (lambda v: v)
-        if store.dialect == "postgresql"
-        else (lambda v: v and __import__("json").loads(v))
-    )
+
+    def decode(v: Any) -> Any:
+        return v if store.dialect == "postgresql" or not v else json.loads(v)
+
     assert [decode(p) for p in payloads] == before
     assert all(r is None or set(decode(r)) == {"r"} for r in redactions)
     store.upgrade()
@@ -93,7 +94,7 @@ def test_the_cut_out_json_is_the_encoded_rest() -> None:
     from tracelake import codec
     from tracelake.store.redactions import split_context, split_encoded
 
-    cases = [
+    cases: list[dict[str, Any]] = [
         {"a": 1, "trace_metadata": {"x": "é\u2028", "y": [1, 2.5e-07]}},
         {"trace_metadata": {"x": 1}, "b": 2},
         {"trace_metadata": {"x": 1}},

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -67,7 +67,7 @@ class Interned:
         self._by_id: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def ids(self, documents: list[bytes | None]) -> list[int | None]:
+    def ids(self, documents: Sequence[bytes | None]) -> list[int | None]:
         """The id of each document (JSON bytes; None: none), interning new ones first in
         their own committed transaction."""
         known = self._ids
@@ -121,7 +121,7 @@ class Interned:
 class Reports(Interned):
     """Interned redaction reports of one database; cached, safe across processes."""
 
-    def refs(self, reports: list[bytes | None]) -> list[str | None]:
+    def refs(self, reports: Sequence[bytes | None]) -> list[str | None]:
         """The ``events.redactions`` JSON for each report (given as JSON bytes; None: none).
 
         New reports are interned first, in their own committed transaction."""
