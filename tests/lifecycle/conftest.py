@@ -7,7 +7,7 @@ import pytest
 from faker import Faker
 
 from tests.lifecycle.helpers import LOCALES
-from tracelake.lifecycle.subjects import dispose_all
+from tracelake.store.subject_secrets import dispose_all
 
 
 @pytest.fixture

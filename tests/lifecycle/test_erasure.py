@@ -12,13 +12,13 @@ from faker import Faker
 
 from tests.ingest.helpers import ingest_bytes
 from tests.lifecycle.helpers import envelopes, jsonl, subjects
-from tracelake.lifecycle import subjects as subject_mod
 from tracelake.lifecycle.erasure import erase, find
-from tracelake.lifecycle.subjects import SubjectSecrets, pseudonym_with, subject_ref
 from tracelake.lifecycle.verify import verify
 from tracelake.projections.runner import ProjectionEngine
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store
+from tracelake.store import subject_secrets as subject_mod
+from tracelake.store.subject_secrets import SubjectSecrets, pseudonym_with, subject_ref
 
 
 def _dump(store: Store) -> str:

@@ -19,7 +19,7 @@ from tracelake.runners import (
     classify,
     classify_object,
 )
-from tracelake.runners.graph_tool_call import EVENT_MODELS
+from tracelake.runners.graph_tool_call_events import EVENT_MODELS
 
 DEPTH = 64
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from tests.ingest.helpers import gtc_runs, ingest_bytes, jsonl
-from tracelake.lifecycle import subjects
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store
+from tracelake.store import subject_secrets as subjects
 
 
 def _fresh_process_state() -> None:

@@ -203,7 +203,7 @@ def test_tool_names_under_name_keys_survive(scrubber: Scrubber) -> None:
 def test_key_from_env_wins(tmp_path: Path) -> None:
     env = {"TRACELAKE_PSEUDONYM_KEY": "ab" * 32}
     key = load_pseudonym_key("postgresql+psycopg://h/db", env)
-    assert bytes(key) == bytes.fromhex("ab" * 32)  # bound to the database (lifecycle.subjects)
+    assert bytes(key) == bytes.fromhex("ab" * 32)  # bound to the database (store.subject_secrets)
     assert load_pseudonym_key("sqlite://", {"TRACELAKE_PSEUDONYM_KEY": "x" * 16}) == b"x" * 16
     with pytest.raises(ConfigError, match="TRACELAKE_PSEUDONYM_KEY"):
         load_pseudonym_key("sqlite://", {"TRACELAKE_PSEUDONYM_KEY": "short"})

@@ -28,8 +28,8 @@ from tracelake.store.records import QuarantineItem, hash_payload
 from tracelake.store.redactions import split_encoded
 
 if TYPE_CHECKING:
-    from tracelake.lifecycle.subjects import SubjectSecrets
     from tracelake.scrub import Scrubber
+    from tracelake.store.subject_secrets import SubjectSecrets
 
 _SAFE_IDS_MAX = 50_000
 ONE_BY_ONE_CHUNKS = 8  # after a chunk had to be scrubbed again
@@ -39,7 +39,7 @@ def _subjects(key: bytes) -> SubjectSecrets | None:
     url = getattr(key, "url", None)
     if url is None:
         return None
-    from tracelake.lifecycle.subjects import secrets_for
+    from tracelake.store.subject_secrets import secrets_for
 
     return secrets_for(key, url)
 
@@ -86,7 +86,7 @@ class Preparer:
     def prepare(self, lines: list[Line]) -> list[Ready | Rejected]:
         """The lines prepared, new subjects' secrets created in one statement per chunk.
 
-        Scrubbing a subject seen for the first time needs its secret (``lifecycle.subjects``):
+        Scrubbing a subject seen for the first time needs its secret (``store.subject_secrets``):
         one round trip each would cost more than the scrub itself when every run brings a new
         subject. So the chunk is scrubbed with provisional secrets for new subjects, which are
         then stored together; if any subject turns out to have had a secret already (a

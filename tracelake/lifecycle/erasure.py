@@ -25,13 +25,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.lifecycle.subjects import pseudonym_with, secrets_for, subject_ref
 from tracelake.run_identity import TRACELAKE_SOURCE
 from tracelake.store import Store
 from tracelake.store.dialects import contains as _contains
 from tracelake.store.dialects import secure_delete
 from tracelake.store.records import NewEvent
 from tracelake.store.schema import JSONDocument, metadata
+from tracelake.store.subject_secrets import pseudonym_with, secrets_for, subject_ref
 
 LIFECYCLE_RUN = "tracelake:lifecycle"
 SOURCE = TRACELAKE_SOURCE

@@ -1,9 +1,6 @@
 """The graph-tool-call runner adapter: ``PlanRunner.run_stream()`` events (seeds 000 and 002).
 
-Contract: the reference is the real library (``graph_tool_call.plan.runner``): eleven
-dataclasses that share ``type, stage, plan_id, graph_tool_call_version, trace_metadata``. The
-contract is additive: unknown fields are allowed and kept, unknown types are stored untouched.
-These models only *check* what is known; the stored payload is always the event's own dict.
+Contract: ``graph_tool_call_events`` (the real library's eleven dataclasses as models).
 
 Field policy: events arrive as ``dataclasses.asdict(event)``: flat, the same field means the
 same thing in every event type, so one table covers all eleven types. Fold: one small handler
@@ -14,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from tracelake.runners import field_rules as r
 from tracelake.runners.adapter import Columns, RunnerAdapter
 from tracelake.runners.failure_reasons import classify
+from tracelake.runners.graph_tool_call_events import EVENT_MODELS
 from tracelake.runners.graph_tool_call_flow import DataFlowState
 from tracelake.runners.graph_tool_call_hints import troubleshoot
 from tracelake.runners.run_model import (
@@ -36,112 +32,6 @@ from tracelake.runners.run_model import (
     number,
     text,
 )
-
-
-class RunnerEvent(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    type: str
-    stage: str = "runner"
-    plan_id: str = ""
-    graph_tool_call_version: str = ""
-    trace_metadata: dict[str, Any] = {}
-
-
-class StepEvent(RunnerEvent):
-    step_id: str = ""
-    tool: str = ""
-
-
-class PlanStarted(RunnerEvent):
-    goal: str = ""
-    step_count: int = 0
-
-
-class StepStarted(StepEvent):
-    args_resolved: dict[str, Any] = {}
-    index: int = 0
-    total: int = 0
-
-
-class StepCompleted(StepEvent):
-    duration_ms: int = 0
-    output_preview: Any = None
-    output_size: int = 0
-
-
-class StepFailed(StepEvent):
-    error: dict[str, Any] = {}
-    duration_ms: int = 0
-
-
-class TraceStep(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    tool: str = ""
-    duration_ms: int = 0
-    retries: int = 0
-    error: dict[str, Any] | None = None
-
-
-class PlanCompleted(RunnerEvent):
-    output: Any = None
-    total_duration_ms: int = 0
-    trace_steps: list[TraceStep] = []
-
-
-class PlanAborted(RunnerEvent):
-    failed_step: str = ""
-    error: dict[str, Any] = {}
-    total_duration_ms: int = 0
-    trace_steps: list[TraceStep] = []
-
-
-class StepRetrying(StepEvent):
-    attempt: int = 0
-    max_attempts: int = 0
-    delay_ms: int = 0
-    error: dict[str, Any] = {}
-
-
-class StepSkipped(StepEvent):
-    reason: str = ""
-    error: dict[str, Any] = {}
-
-
-class PlanRepaired(RunnerEvent):
-    old_plan_id: str = ""
-    new_plan_id: str = ""
-    failed_step: str = ""
-    excluded_tools: list[str] = []
-    step_count: int = 0
-
-
-class BindingRepaired(StepEvent):
-    field_name: str = ""
-    recovered_path: str = ""
-    value_preview: Any = None
-
-
-class ArgsCoerced(StepEvent):
-    changes: list[dict[str, Any]] = []
-    unresolved: list[str] = []
-
-
-EVENT_MODELS: dict[str, type[RunnerEvent]] = {
-    "plan.started": PlanStarted,
-    "step.started": StepStarted,
-    "step.completed": StepCompleted,
-    "step.failed": StepFailed,
-    "plan.completed": PlanCompleted,
-    "plan.aborted": PlanAborted,
-    "step.retrying": StepRetrying,
-    "step.skipped": StepSkipped,
-    "plan.repaired": PlanRepaired,
-    "binding.repaired": BindingRepaired,
-    "args.coerced": ArgsCoerced,
-}
 
 SOURCE = "graph_tool_call"
 RUN_START = "plan.started"

@@ -3,7 +3,7 @@
 ``user_id``, ``mbrId``, ``custNo``, ``session_id`` ... become ``psn_`` + HMAC-SHA256(secret, value)
 (first 20 hex digits, 80 bits): stable, so "events per user" still works, and not reversible.
 With a key from :func:`load_pseudonym_key` the secret is the value's own random secret in the
-database (``lifecycle.subjects``), so deleting it erases the subject (crypto-shredding); a bare
+database (``store.subject_secrets``), so deleting it erases the subject (crypto-shredding); a bare
 key (tests, an in-memory database) is used directly.
 
 Key source, in order: ``TRACELAKE_PSEUDONYM_KEY`` (hex, or any string of at least 16
@@ -25,10 +25,10 @@ import re
 import secrets
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tracelake.errors import ConfigError
+from tracelake.errors import ConfigError, ScrubError
 
 log = logging.getLogger("tracelake.scrub")
 
@@ -81,14 +81,27 @@ def bind_key(key: bytes, database_url: str) -> BoundKey:
     return bound
 
 
+# Where a bound key's per-subject secrets come from: the store registers its lookup when it is
+# imported (``tracelake.store.subject_secrets``), so the scrubber never imports the store (the
+# layering is one-way: store -> scrub). A bound key carries a database URL, which only exists
+# where the store package has been imported.
+SecretLookup = Callable[[bytes, str, str], bytes]  # (key, database url, text) -> secret
+_secret_lookup: list[SecretLookup] = []
+
+
+def use_subject_secrets(lookup: SecretLookup) -> None:
+    """Install the per-subject secret lookup (the store does this once, at import)."""
+    _secret_lookup[:] = [lookup]
+
+
 def subject_key(key: bytes, text: str) -> bytes:
     """The HMAC key for *text*: its own secret for a bound key, else *key* itself."""
     url = getattr(key, "url", None)
     if url is None:
         return key
-    from tracelake.lifecycle.subjects import secrets_for
-
-    return secrets_for(key, url).secret_for(text)
+    if not _secret_lookup:  # fail closed: never a pseudonym that could not be erased later
+        raise ScrubError("per-subject secrets are not available: import tracelake.store first")
+    return _secret_lookup[0](key, url, text)
 
 
 def parse_key(raw: str, *, origin: str) -> bytes:

@@ -6,67 +6,28 @@ SQLite (never ``\\u``-escaped, so analysts can read and ``json_extract`` it as i
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
-    DateTime,
-    Dialect,
     Float,
     Index,
     Integer,
-    LargeBinary,
-    MetaData,
     Table,
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from tracelake import codec
-
-NAMING = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "pk": "pk_%(table_name)s",
-}
-metadata = MetaData(naming_convention=NAMING)
-
-
-def dumps(value: Any) -> str:
-    """The one JSON encoding for stored documents: compact, UTF-8, keys in given order."""
-    return codec.dumps(value)
-
-
-class JSONDocument(TypeDecorator[Any]):
-    """JSONB on PostgreSQL; plain UTF-8 JSON text on SQLite."""
-
-    impl = Text
-    cache_ok = True
-
-    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
-        if dialect.name == "postgresql":
-            return dialect.type_descriptor(JSONB())
-        return dialect.type_descriptor(Text())
-
-    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
-        if value is None or dialect.name == "postgresql":
-            return value
-        return dumps(value)
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
-        if value is None or dialect.name == "postgresql":
-            return value
-        return json.loads(value)
-
-
-# Global order: BIGINT identity on PostgreSQL, INTEGER PRIMARY KEY (rowid) on SQLite.
-Position = BigInteger().with_variant(Integer(), "sqlite")
-Timestamp = DateTime(timezone=True)
+from tracelake.store.column_types import NAMING, JSONDocument, Position, Timestamp, dumps, metadata
+from tracelake.store.lifecycle_tables import (
+    chain_anchors,
+    chain_removed,
+    erasures,
+    event_chain,
+    retention_guard,
+    subject_secrets,
+    verify_checkpoints,
+)
 
 events = Table(
     "events",
@@ -337,70 +298,19 @@ suggestions = Table(
     Index(None, "collection_id", "status"),
 )
 
-# --- Lifecycle (issue 16): tamper evidence, crypto-shredding, retention ----------------------
-# The hash chain over ``events`` (see ``store.chain``): one link per append transaction.
-event_chain = Table(
-    "event_chain",
-    metadata,
-    Column("last_position", BigInteger, primary_key=True, autoincrement=False),
-    Column("first_position", BigInteger, nullable=False),
-    Column("head", Text, nullable=False),  # hex SHA-256 chained over every event to last_position
-    Column("digests", LargeBinary, nullable=False),  # 8-byte prefix of each event's digest
-    Column("created_at", Timestamp, nullable=False),
-)
-
-# Where verification starts: the genesis (position 0) and one anchor per retention.
-chain_anchors = Table(
+# What this module re-exports from column_types and lifecycle_tables (its own tables import as usual).
+__all__ = [
+    "NAMING",
+    "JSONDocument",
+    "Position",
+    "Timestamp",
     "chain_anchors",
-    metadata,
-    Column("position", BigInteger, primary_key=True, autoincrement=False),
-    Column("head", Text, nullable=False),
-    Column("reason", Text, nullable=False),
-    Column("detail", JSONDocument, nullable=True),
-    Column("created_at", Timestamp, nullable=False),
-)
-
-# Digests of events removed by retention above the anchor (recorded before the cut, but
-# positioned after an event that stays), so the chain through them still verifies.
-chain_removed = Table(
     "chain_removed",
-    metadata,
-    Column("position", BigInteger, primary_key=True, autoincrement=False),
-    Column("digest", Text, nullable=False),
-)
-
-verify_checkpoints = Table(
-    "verify_checkpoints",
-    metadata,
-    Column("name", Text, primary_key=True),
-    Column("position", BigInteger, nullable=False),  # always a link's last_position
-    Column("head", Text, nullable=False),
-    Column("verified_at", Timestamp, nullable=False),
-)
-
-# One random secret per pseudonymised subject; deleting it is the erasure (crypto-shredding).
-subject_secrets = Table(
-    "subject_secrets",
-    metadata,
-    Column("subject_ref", Text, primary_key=True),  # keyed hash of the value, never the value
-    Column("secret", LargeBinary, nullable=False),
-    Column("created_at", Timestamp, nullable=False),
-)
-
-# Erasure receipts: what was done, when, counts. No value, no subject reference.
-erasures = Table(
+    "dumps",
     "erasures",
-    metadata,
-    Column("id", Text, primary_key=True),
-    Column("erased_at", Timestamp, nullable=False),
-    Column("receipt", JSONDocument, nullable=False),
-)
-
-# Present only inside a retention transaction: the append-only trigger lets DELETE through
-# for events recorded before ``cut`` while a row exists (PostgreSQL: for this transaction).
-retention_guard = Table(
+    "event_chain",
+    "metadata",
     "retention_guard",
-    metadata,
-    Column("token", Text, primary_key=True),
-    Column("cut", Timestamp, nullable=False),
-)
+    "subject_secrets",
+    "verify_checkpoints",
+]

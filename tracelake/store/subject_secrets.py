@@ -34,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake.errors import ScrubError, StoreError
+from tracelake.scrub.pseudonym import use_subject_secrets
 from tracelake.store.connection import create_engine, translate_errors
 
 REFRESH_SECONDS = 1.0
@@ -280,3 +281,10 @@ def dispose_all() -> None:
 
 
 atexit.register(dispose_all)
+
+
+def _lookup(key: bytes, url: str, text: str) -> bytes:
+    return secrets_for(key, url).secret_for(text)
+
+
+use_subject_secrets(_lookup)  # the scrubber's bound keys find their secrets here
