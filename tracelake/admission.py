@@ -133,8 +133,8 @@ def encode_event(
     event_id: str | None = None,
 ) -> EncodedEvent:
     """The fast path: the row encoded once with the fast codec (payload JSON, content hash,
-    redaction report interned through *reports*, usually ``store.appender.reports``), ready
-    for ``store.appender.append``. ``tracelake ingest`` does the same work split between its
+    redaction report interned through *reports*, ``Store.intern_reports`` in ``tracelake ingest``), ready
+    for ``Store.append``. ``tracelake ingest`` does the same work split between its
     workers (encoding) and its main process (interning)."""
     payload_json = codec.dumps_bytes(scrubbed.payload)
     etype, plan_id, step_id, tool, collection = indexed_columns(inbound.source, scrubbed.payload)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracelake import codec
 from tracelake.runners import InboundEvent
+from tracelake.store.records import TRACELAKE_SOURCE as TRACELAKE_SOURCE  # re-exported
 
 if TYPE_CHECKING:
     from tracelake.store import Store
@@ -49,10 +50,6 @@ RUN_ID_PREFIX = "run-"
 # How many envelope contents (and runs) one stream remembers for numbering envelope events
 # without seq/event_id (see StreamRuns): memory stays bounded however long the input is.
 SEEN_WINDOW = 100_000
-# The source of tracelake's own runs in the log (suggestion decisions, erasure receipts): the
-# one home of this name; the writers (promotion.decisions, lifecycle.erasure) and the readers
-# (projections, pipelines.io) import it.
-TRACELAKE_SOURCE = "tracelake"
 
 
 @dataclass(slots=True)

@@ -4,7 +4,8 @@ A unit is a subpackage of tracelake (`store`, `scrub`, ...), a top-level module 
 (`codec`, `wiring`, ...), or `pipelines`. Imports are read with `ast` (see import_graph.py):
 module-level and function-level, and those under `if TYPE_CHECKING:` as well. The layers are the
 data flow, normalize -> scrub -> append -> project -> promote, with the front ends on top.
-Both the current and the decided new names (issue #11) are listed, so a rename is no test edit.
+Besides the layers, the edges docs/ARCHITECTURE.md says never exist are checked one by one
+(``FORBIDDEN``): within the front ends, and from the web page to the batch jobs.
 """
 
 from __future__ import annotations
@@ -16,16 +17,28 @@ from tests.architecture.import_graph import find_cycles, imports, unit_edges, un
 # Lowest first. A unit may import units of its own layer (without a cycle) or of lower ones.
 LAYERS: list[tuple[str, ...]] = [
     ("tracelake", "errors", "codec", "config"),  # `tracelake` is the root: only __version__
-    ("runners", "contracts"),
+    ("runners",),
     ("scrub",),
     ("store",),
     # the write path into the store, and the helpers that sit beside it
-    ("admission", "pipeline", "ingest", "sink", "run_identity", "runs", "wiring", "learning"),
+    ("admission", "ingest", "sink", "run_identity", "wiring", "learning"),
     ("projections", "listing"),
     ("promotion", "pipelines"),
     # front ends
-    ("lifecycle", "web", "cli", "lifecycle_cli", "serve_cli", "console", "demo", "__main__"),
+    ("lifecycle", "web", "cli", "console", "demo", "__main__"),
 ]
+# Same-layer or downward edges that the architecture still rules out.
+FORBIDDEN = {
+    ("web", "pipelines"),  # the page reads the store's views; batch jobs are not a library
+    ("web", "cli"),
+    ("web", "lifecycle"),
+    ("lifecycle", "web"),
+    ("lifecycle", "cli"),
+    ("demo", "cli"),
+    ("console", "cli"),
+    ("ingest", "sink"),  # the two ways in share admission, not each other
+    ("sink", "ingest"),
+}
 LAYER = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}
 
 
@@ -43,6 +56,18 @@ def test_no_import_goes_up_a_layer() -> None:
         if a in LAYER and b in LAYER and LAYER[a] < LAYER[b]
     ]
     assert not upward, "imports against the layering:\n" + "\n".join(upward)
+
+
+def test_no_forbidden_edge() -> None:
+    found = sorted(edge for edge in unit_edges() if edge in FORBIDDEN)
+    assert not found, f"imports docs/ARCHITECTURE.md rules out: {found}"
+
+
+def test_only_main_imports_the_command_line() -> None:
+    importers = sorted(
+        {a for (a, b) in unit_edges() if b == "cli" and a not in ("cli", "__main__")}
+    )
+    assert not importers, f"only tracelake/__main__ may import the cli package: {importers}"
 
 
 def test_no_cycle_between_units() -> None:

@@ -143,10 +143,9 @@ class Ingestor:
     def _rows(self, pending: list[Sequenced]) -> list[EncodedEvent]:
         """The batch's rows, their redaction reports and trace_metadata interned first."""
         ready: list[Ready] = [s.item for s in pending]
-        appender = self.store.appender
-        redactions = appender.reports.refs([r.report for r in ready])
+        redactions = self.store.intern_reports([r.report for r in ready])
         if any(r.context is not None for r in ready):
-            contexts = appender.contexts.ids([r.context for r in ready])
+            contexts = self.store.intern_contexts([r.context for r in ready])
             redactions = [with_context(*pair) for pair in zip(redactions, contexts, strict=True)]
         return [
             EncodedEvent(
@@ -177,7 +176,7 @@ class Ingestor:
             for index, seq in enumerate(pending):
                 legacy.note(index, seq)
             legacy.adopt(self.store, rows)  # keys given by the code before revision 0005
-            result = self.store.appender.append(rows)
+            result = self.store.append(rows)
             report.appended += result.appended
             report.duplicates += result.duplicates
             if result.conflicts:

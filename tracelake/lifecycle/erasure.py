@@ -156,7 +156,7 @@ def erase(store: Store, key: bytes, value: str, exports: Path | None = None) -> 
         )
     _purge(store)
     subjects.forget()
-    store.appender.append([_event(erasure_id, now, receipt)])
+    store.append([_event(erasure_id, now, receipt)])
     return receipt
 
 

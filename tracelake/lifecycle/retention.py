@@ -80,7 +80,7 @@ def apply(store: Store, cut: datetime, archive: Path) -> RetentionReport:
     report = RetentionReport(uuid.uuid4().hex[:16], cut.isoformat())
     target = archive / f"retention-{report.retention_id}"
     with store.writing("apply retention") as conn:
-        store.appender.lock(conn)
+        store.lock_appends(conn)
         removing = _positions_before(conn, cut)
         if not removing:
             pass
@@ -88,7 +88,7 @@ def apply(store: Store, cut: datetime, archive: Path) -> RetentionReport:
             _retain(conn, store, cut, removing, target, report)
     if report.files:
         _write_manifest(target, report)
-    store.appender.append([_event(report)])
+    store.append([_event(report)])
     return report
 
 

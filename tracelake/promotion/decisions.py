@@ -100,7 +100,7 @@ def append_decisions(store: Store, decisions: Sequence[Decision]) -> AppendResul
     result = AppendResult()
     events = [d.event(now) for d in decisions]
     for start in range(0, len(events), BATCH):
-        result += store.appender.append(events[start : start + BATCH])
+        result += store.append(events[start : start + BATCH])
     return result
 
 

@@ -137,6 +137,13 @@ _META_CACHE_SIZE = 4096
 _META_LOCK = threading.Lock()
 
 
+def forget_memoised() -> None:
+    """Drop every memoised trace_metadata result (after an erasure: they may hold a pseudonym
+    made with the erased secret)."""
+    with _META_LOCK:
+        _META_CACHE.clear()
+
+
 def memoized(rule: Rule) -> Rule:
     """*rule* run once per distinct (value, path, pseudonym key); later calls replay it.
 

@@ -154,7 +154,7 @@ class Shipper:
     def _append(self, events: list[NewEvent], bad: list[QuarantineItem], *, live: bool) -> None:
         with self._watched():
             if events:
-                result = self.store.appender.append(events)
+                result = self.store.append(events)
                 self.counters.quarantined += len(result.conflicts) + result.rejected
                 self.counters.duplicates += result.duplicates
                 if live:

@@ -290,7 +290,7 @@ def replay(spool: Spool, store: Store, progress: Callable[[], None] = lambda: No
             for record in spool.read_merged(segment):
                 progress()
                 if record.kind == "events":
-                    result = store.appender.append(record.items)  # type: ignore[arg-type]
+                    result = store.append(record.items)  # type: ignore[arg-type]
                     done.appended += result.appended
                     done.duplicates += result.duplicates
                     done.quarantined += len(result.conflicts) + result.rejected

@@ -14,11 +14,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, Row
 
 from tracelake.store.connection import translate_errors
-from tracelake.store.records import StoredEvent
+from tracelake.store.records import TRACELAKE_SOURCE, StoredEvent
 from tracelake.store.redactions import CONTEXT_KEY, Contexts, stored_form
 from tracelake.store.schema import events, quarantine
 
-TRACELAKE_SOURCE = "tracelake"  # = projections.engine.DECISIONS_SOURCE
 _SELECT = sa.select(
     events.c.position,
     events.c.run_id,

@@ -94,6 +94,19 @@ class Store:
     def append(self, batch: Sequence[NewEvent | EncodedEvent]) -> AppendResult:
         return self.appender.append(batch)
 
+    def lock_appends(self, conn: Connection) -> None:
+        """Hold the append lock in *conn*'s transaction (maintenance that must see no append
+        commit meanwhile, e.g. retention)."""
+        self.appender.lock(conn)
+
+    def intern_reports(self, reports: Sequence[bytes | None]) -> list[str | None]:
+        """References of encoded redaction reports, new ones stored first (``store.redactions``)."""
+        return self.appender.reports.refs(reports)
+
+    def intern_contexts(self, contexts: Sequence[bytes | None]) -> list[int | None]:
+        """Ids of encoded ``trace_metadata`` objects, new ones stored first."""
+        return self.appender.contexts.ids(contexts)
+
     def add_to_quarantine(self, items: Sequence[QuarantineItem]) -> int:
         """Record what could not be stored (idempotent); returns how many were new."""
         return self.quarantine.add(items)

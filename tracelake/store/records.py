@@ -9,6 +9,10 @@ from typing import Any
 
 from tracelake.codec import dumps
 
+# The source of tracelake's own runs in the log (suggestion decisions, erasure receipts): the one
+# home of this name (``run_identity`` re-exports it for the writers and readers above the store).
+TRACELAKE_SOURCE = "tracelake"
+
 
 @dataclass(frozen=True, slots=True)
 class NewEvent:

@@ -167,8 +167,7 @@ class SubjectSecrets:
         self._cache.clear()
         from tracelake.scrub import policy
 
-        with policy._META_LOCK:  # results memoised with an erased pseudonym must go too
-            policy._META_CACHE.clear()
+        policy.forget_memoised()  # results memoised with an erased pseudonym must go too
 
     # The lookups run on one raw DBAPI connection in autocommit mode (called under the lock):
     # a new subject costs three short statements, not a pooled SQLAlchemy transaction. On
