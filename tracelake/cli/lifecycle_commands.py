@@ -9,27 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
+from tracelake.cli.common import DatabaseUrl, err, out
 from tracelake.config import Settings
+from tracelake.console import markup
 from tracelake.errors import ConfigError
 
 if TYPE_CHECKING:
     from tracelake.store import Store
     from tracelake.wiring import Components
 
-out = Console()
-err = Console(stderr=True)
 
-DatabaseUrl = Annotated[
-    str | None,
-    typer.Option(
-        "--database-url",
-        envvar="TRACELAKE_DATABASE_URL",
-        help="sqlite:///path.db (default sqlite:///tracelake.db) or postgresql://...",
-        show_default=False,
-    ),
-]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON")]
 Yes = Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation")]
 
@@ -79,11 +69,11 @@ def db_roles(
     finally:
         store.dispose()
     for role in report.created:
-        out.print(f"created role [bold]{role}[/] (NOLOGIN)")
+        out.print(f"created role [bold]{markup(role)}[/] (NOLOGIN)")
     for role, grants in report.grants.items():
-        out.print(f"[bold]{role}[/]: " + "; ".join(grants))
+        out.print(f"[bold]{markup(role)}[/]: " + markup("; ".join(grants)))
     if report.partitions:
-        out.print(f"created partitions: {', '.join(report.partitions)}")
+        out.print(f"created partitions: {markup(', '.join(report.partitions))}")
     out.print(
         "login roles join a group: CREATE ROLE ingest LOGIN PASSWORD '...' IN ROLE tracelake_writer"
     )
@@ -147,9 +137,9 @@ def db_verify(
         )
     else:
         if result.problem:
-            err.print(f"[red]broken[/] at position {result.position}: {result.problem}")
+            err.print(f"[red]broken[/] at position {result.position}: {markup(result.problem)}")
         for problem in result.schema_problems:
-            err.print(f"[red]broken[/]: {problem}")
+            err.print(f"[red]broken[/]: {markup(problem)}")
     raise typer.Exit(0 if result.ok else 1)
 
 
@@ -186,7 +176,7 @@ def erase(
         return
     out.print("[bold]erasure receipt[/] (stored in the erasures table)")
     for k, v in receipt.items():
-        out.print(f"  {k}: {v}")
+        out.print(f"  {markup(k)}: {markup(v)}")
 
 
 @subjects_app.command("find")
@@ -207,7 +197,7 @@ def subjects_find(
         print(json.dumps(found.as_dict()))
         return
     for k, v in found.as_dict().items():
-        out.print(f"{k}: {v}")
+        out.print(f"{markup(k)}: {markup(v)}")
 
 
 def _parse_time(text: str) -> datetime:
@@ -256,8 +246,8 @@ def retention_apply(
     verb = "would archive and remove" if report.dry_run else "archived and removed"
     out.print(f"{verb} {report.archived} event(s) recorded before {report.cut}")
     if report.dropped_partitions:
-        out.print(f"partitions dropped: {', '.join(report.dropped_partitions)}")
+        out.print(f"partitions dropped: {markup(', '.join(report.dropped_partitions))}")
     if not report.dry_run:
-        out.print(f"trimmed: {report.trimmed}; files: {len(report.files)} under {archive}")
+        out.print(f"trimmed: {report.trimmed}; files: {len(report.files)} under {markup(archive)}")
         if report.anchor_position is not None:
             out.print(f"chain anchored at position {report.anchor_position}")

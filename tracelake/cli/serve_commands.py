@@ -7,12 +7,10 @@ import threading
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from tracelake.cli.common import err, out
 from tracelake.config import Settings
-
-out = Console()
-err = Console(stderr=True)
+from tracelake.console import display_url
 
 
 def serve(
@@ -51,7 +49,9 @@ def serve(
     app = create_app(store, config, key)
     mode = "read-only" if read_only else "read-write"
     access = "token required" if config.token else "no token (loopback only)"
-    err.print(f"tracelake serve: http://{_shown(host)}:{port}/ ({mode}, {access}) -> {store.url}")
+    err.print(
+        f"tracelake serve: http://{_shown(host)}:{port}/ ({mode}, {access}) -> {display_url(store.url)}"
+    )
     try:
         uvicorn.run(
             app, host=host, port=port, log_level="warning", server_header=False, access_log=False
@@ -82,7 +82,7 @@ def follow_projections(
 
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
     how = "LISTEN/NOTIFY" if store.notifies else "polling"
-    err.print(f"following {store.url} ({how}); Ctrl-C to stop")
+    err.print(f"following {display_url(store.url)} ({how}); Ctrl-C to stop")
 
     def report(result: Any) -> None:
         low = min(result.positions.values(), default=0)
