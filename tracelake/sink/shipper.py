@@ -269,7 +269,16 @@ class Shipper:
             log.error("tracelake sink: could not create the schema (%s)", self.safe_error(exc))
 
     def _recover(self) -> None:
-        """Held memory batches first, then the spool's backlog; then live hand-over again."""
+        """Held memory batches first, then the spool's backlog; then live hand-over again.
+        After an outage the database must answer first: "recovered" is never said on the
+        strength of an empty backlog alone."""
+        if self.state == DEGRADED and not self.held:
+            try:
+                with self._watched(), self.store.reading("check the database answers") as conn:
+                    conn.exec_driver_sql("SELECT 1").all()
+            except Exception as exc:  # noqa: BLE001 - still down: stay degraded, try later
+                self._fail(exc, None)
+                return
         while self.held and not self.halt:
             batch = self.held[0]
             try:
