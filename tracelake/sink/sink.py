@@ -236,7 +236,13 @@ class TraceSink:
         while time.monotonic() < deadline:
             self._writer.wake.set()
             if not spooled:
-                spooled = bool(not self._queue and self._writer.idle.wait(0.01) and not self._queue)
+                # Never spin: a thread that keeps taking the GIL back makes every blocking call
+                # of the writer (file reads of a first import, spool writes) wait a switch
+                # interval each (seen: a 2 s import of presidio took over 30 s).
+                idle = self._writer.idle.wait(0.01)
+                spooled = idle and not self._queue
+                if idle and not spooled:
+                    time.sleep(0.002)
                 continue
             h = self.handoff
             if self._writer.pending or self._queue:
