@@ -172,7 +172,7 @@ def test_a_replayed_quarantine_row_is_counted_once(sink: TraceSink, store: Store
     sink.record(Unreadable(), run_id="q")
     assert sink.flush(10)
     assert sink.stats()["quarantined"] == 1
-    bad = sink._writer.prepare([(Unreadable(), "q", 1.0, None)])[1]
+    bad = sink._writer.preparer.prepare([(Unreadable(), "q", 1.0, None)])[1]
     sink._shipper._append([], bad, live=True)  # a new row, appended live
     sink._shipper._append([], bad, live=False)  # the same row replayed after an outage
     assert sink.stats()["quarantined"] == 2

@@ -60,7 +60,7 @@ def _too_deep(max_depth: int) -> ContractError:
 def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
     kind = type(obj)
     if kind is str:
-        return clean_text(obj)
+        return obj if obj.isascii() and "\x00" not in obj else clean_text(obj)
     if kind in _SCALARS:  # the common cases first, without ABC isinstance checks
         if kind is int and not -_INT_LIMIT < obj < _INT_LIMIT:
             return str(obj)[:32] + "…"
@@ -68,12 +68,55 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
     if kind is dict:
         if depth >= max_depth:
             raise _too_deep(max_depth)
-        return {clean_text(str(k)): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
+        return _walk_dict(obj, max_depth, depth + 1)
     if kind is list:
         if depth >= max_depth:
             raise _too_deep(max_depth)
         return [_walk(v, max_depth, depth + 1) for v in obj]
     return _walk_object(obj, max_depth, depth)
+
+
+def _walk_dict(obj: dict[Any, Any], max_depth: int, depth: int) -> dict[str, JSONValue]:
+    """A dict's copy; plain ASCII str keys and values are taken without a call (most of an
+    event's nodes; ~1 us a call on a slow machine)."""
+    out: dict[str, JSONValue] = {}
+    for k, v in obj.items():
+        if type(k) is not str or not k.isascii() or "\x00" in k:
+            k = clean_text(str(k))
+        if type(v) is str and v.isascii() and "\x00" not in v:
+            out[k] = v
+        else:
+            out[k] = _walk(v, max_depth, depth)
+    return out
+
+
+# Dataclass types -> their field names (a runner emits a few
+# dozen types; ``dataclasses.fields()`` rebuilt this tuple on every event, ~40% of the walk).
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _dataclass_fields(kind: type) -> tuple[str, ...] | None:
+    names = _FIELDS.get(kind)
+    if names is None:
+        if not hasattr(kind, "__dataclass_fields__"):
+            return None
+        if len(_FIELDS) > 4096:  # classes made on the fly: keep the cache bounded
+            _FIELDS.clear()
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    return names
+
+
+def _walk_fields(obj: Any, names: tuple[str, ...], max_depth: int, depth: int) -> JSONValue:
+    if depth >= max_depth:
+        raise _too_deep(max_depth)
+    out: dict[str, JSONValue] = {}
+    for name in names:
+        v = getattr(obj, name)
+        if type(v) is str and v.isascii() and "\x00" not in v:
+            out[name] = v
+        else:
+            out[name] = _walk(v, max_depth, depth + 1)
+    return out
 
 
 def _walk_object(obj: Any, max_depth: int, depth: int) -> JSONValue:
@@ -86,19 +129,15 @@ def _walk_object(obj: Any, max_depth: int, depth: int) -> JSONValue:
             if depth >= max_depth:
                 raise _too_deep(max_depth)
             return _walk(to_dict(), max_depth, depth)
-        if hasattr(type(obj), "__dataclass_fields__"):
-            if depth >= max_depth:
-                raise _too_deep(max_depth)
-            return {
-                f.name: _walk(getattr(obj, f.name), max_depth, depth + 1)
-                for f in dataclasses.fields(obj)
-            }
+        names = _dataclass_fields(type(obj))
+        if names is not None:
+            return _walk_fields(obj, names, max_depth, depth)
     if isinstance(obj, str | int | float) or obj is None:
         return _scalar(obj, max_depth, depth)
     if depth >= max_depth:
         raise _too_deep(max_depth)
     if isinstance(obj, Mapping):
-        return {clean_text(str(k)): _walk(v, max_depth, depth + 1) for k, v in obj.items()}
+        return _walk_dict(dict(obj.items()), max_depth, depth + 1)
     if isinstance(obj, list | tuple | set | frozenset):
         return [_walk(v, max_depth, depth + 1) for v in obj]
     return _walk_other(obj, max_depth, depth)

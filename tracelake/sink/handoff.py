@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +25,8 @@ from tracelake.store import NewEvent, QuarantineItem
 
 @dataclass(slots=True)
 class Batch:
-    events: list[NewEvent]
-    bad: list[QuarantineItem]
+    events: Sequence[NewEvent]  # a list, or the scrubber process's encoded record (spool.Encoded)
+    bad: Sequence[QuarantineItem]
     segment: Path | None  # None: the spool refused it; it exists only in memory
     records: int  # spool records it took in ``segment``
     oldest: float  # time.time() when its first event was recorded

@@ -1,13 +1,10 @@
 """The sink's database thread: append what the spool writer hands over, replay the spool.
 
 Only this thread talks to the database, so a slow, hung or refusing database never delays the
-spool (events reach the fsync'd spool within the flush interval whatever the database does)
-and a long replay never stalls live recording. Every database call is bounded: the engine has
-connect, statement and lock timeouts and TCP keepalives, and a watchdog (run by the writer
-thread, :meth:`Shipper.check_overrun`) treats a call that overruns ``timeout`` as an outage and
-shuts its socket down, which ends a call to a server that stopped answering (SIGSTOP, a frozen
-VM) where server-side timeouts cannot.
-"""
+spool, and a long replay never stalls live recording. Every database call is bounded: connect,
+statement and lock timeouts, TCP keepalives, and a watchdog (:meth:`Shipper.check_overrun`, run
+by the writer thread) that takes an overrun for an outage and shuts the socket down, which ends
+a call to a server that stopped answering (SIGSTOP, a frozen VM)."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tracelake.errors import SchemaNotReadyError
@@ -68,7 +65,7 @@ class Shipper:
         self._counted: set[str] = set()  # quarantine rows counted in stats() already
         store.on_pool("connect", self._track)
         store.on_pool("close", self._untrack)
-        store.on_pool("close_detached", self._untrack_detached)
+        store.on_pool("close_detached", self._untrack)
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
@@ -145,13 +142,12 @@ class Shipper:
     def _track(self, dbapi_conn: Any, _record: Any) -> None:
         self._conns[id(dbapi_conn)] = dbapi_conn
 
-    def _untrack(self, dbapi_conn: Any, _record: Any) -> None:
+    def _untrack(self, dbapi_conn: Any, _record: Any = None) -> None:
         self._conns.pop(id(dbapi_conn), None)
 
-    def _untrack_detached(self, dbapi_conn: Any) -> None:
-        self._conns.pop(id(dbapi_conn), None)
-
-    def _append(self, events: list[NewEvent], bad: list[QuarantineItem], *, live: bool) -> None:
+    def _append(
+        self, events: Sequence[NewEvent], bad: Sequence[QuarantineItem], *, live: bool
+    ) -> None:
         with self._watched():
             if events:
                 result = self.store.append(events)
@@ -166,7 +162,7 @@ class Shipper:
                 self.store.quarantine.add(bad)
                 self._count_quarantined(bad)
 
-    def _count_quarantined(self, bad: list[QuarantineItem]) -> None:
+    def _count_quarantined(self, bad: Sequence[QuarantineItem]) -> None:
         """Count each row once: after an outage the spool replays batches that were appended
         live already (the insert ignores them; its rowcount is not reliable for a batch)."""
         seen = self._counted
@@ -270,15 +266,13 @@ class Shipper:
 
     def _recover(self) -> None:
         """Held memory batches first, then the spool's backlog; then live hand-over again.
-        After an outage the database must answer first: "recovered" is never said on the
-        strength of an empty backlog alone."""
-        if self.state == DEGRADED and not self.held:
-            try:
-                with self._watched(), self.store.reading("check the database answers") as conn:
-                    conn.exec_driver_sql("SELECT 1").all()
-            except Exception as exc:  # noqa: BLE001 - still down: stay degraded, try later
-                self._fail(exc, None)
-                return
+        After an outage the database must answer first (an empty backlog proves nothing)."""
+        try:
+            if self.state == DEGRADED and not self.held:
+                with self._watched(), self.store.reading("check the database answers") as c:
+                    c.exec_driver_sql("SELECT 1").all()
+        except Exception as exc:  # noqa: BLE001 - still down: stay degraded, try later
+            return self._fail(exc, None)
         while self.held and not self.halt:
             batch = self.held[0]
             try:

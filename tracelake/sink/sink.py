@@ -18,7 +18,6 @@ import contextlib
 import logging
 import threading
 import time
-import uuid
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from pathlib import Path
@@ -27,18 +26,16 @@ from typing import Any, Literal, Self
 from tracelake.config import Settings
 from tracelake.sink import signals
 from tracelake.sink.handoff import Handoff
+from tracelake.sink.offload import start_scrub_process, state
+from tracelake.sink.preparer import Item, Preparer, new_run_id
 from tracelake.sink.shipper import CLOSED, Shipper
 from tracelake.sink.spool import Spool, usage
-from tracelake.sink.writer import Counters, Item, Writer
+from tracelake.sink.writer import Counters, Writer
 
 log = logging.getLogger("tracelake.sink")
 
 DEFAULT_SPOOL_DIR = ".tracelake/spool"
 OnFull = Literal["block", "drop"]
-
-
-def new_run_id() -> str:
-    return f"run-{uuid.uuid4().hex}"
 
 
 def _masked(url: str) -> str:
@@ -67,6 +64,7 @@ class TraceSink:
         handle_sigterm: bool = True,
         settings: Settings | None = None,
         gc_freeze: bool = False,
+        scrub_process: bool | None = None,
     ) -> None:
         """``db_timeout``: no database call may take longer; one that does is an outage.
 
@@ -80,7 +78,12 @@ class TraceSink:
         ``gc_freeze=True`` builds the scrubber engine now and then calls ``gc.freeze()``, so
         full garbage collections stop rescanning its ~80k long-lived objects: the worst
         ``record()`` pause drops from 50-150 ms to 15-30 ms here (BENCHMARKS.md). It is process-wide,
-        so it is the application's choice; call it once, after the application has loaded."""
+        so it is the application's choice; call it once, after the application has loaded.
+
+        ``scrub_process``: snapshot and scrub in a process of the sink's own (fed through a
+        pipe: raw event data never touches disk), so the runner's process only pickles its
+        events. Default: on with two or more CPUs unless ``TRACELAKE_SINK_SCRUB_PROCESS=0``.
+        Until it is ready, and for good if it dies or hangs, the writer thread scrubs."""
         import os
 
         from tracelake.scrub import get_scrubber, load_pseudonym_key
@@ -109,20 +112,20 @@ class TraceSink:
             retry_max=retry_max,
             safe_error=lambda exc: self._writer.safe_error(exc),
             where=_masked(url),
-            busy=lambda: bool(self._queue),
+            busy=self._runner_producing,
         )
         self._writer = Writer(
-            scrubber,
-            key,
+            Preparer(scrubber, key, settings.max_depth),
             self.spool,
             self._queue,
             self.counters,
             self.handoff,
             self._shipper,
-            max_depth=settings.max_depth,
             batch_size=batch_size,
             flush_interval=flush_interval,
-            new_run_id=new_run_id,
+        )
+        self._writer.offload = start_scrub_process(
+            scrub_process, key, settings.max_depth, self._writer.wake
         )
         self._shipper.runner_paused = self._writer.idle  # set when the queue is empty
         if gc_freeze:
@@ -147,6 +150,15 @@ class TraceSink:
         _live.add(self)
         if handle_sigterm:
             signals.install(_close_all_on_sigterm)
+
+    def _runner_producing(self) -> bool:
+        """The newest queued event is younger than a flush interval: the runner is producing
+        (the shipper then leaves the CPU to it; a queue that only waits for the scrubber is
+        no reason to wait)."""
+        try:
+            return time.time() - self._queue[-1][2] < self._writer.flush_interval
+        except IndexError:
+            return False
 
     # -- the hot path --------------------------------------------------------------------
     def record(
@@ -245,7 +257,7 @@ class TraceSink:
                     time.sleep(0.002)
                 continue
             h = self.handoff
-            if self._writer.pending or self._queue:
+            if self._writer.holding or self._queue:
                 spooled = False
                 continue
             in_memory_only = h.memory_events or self._shipper.held
@@ -283,50 +295,13 @@ class TraceSink:
             self._shipper.interrupt()
             self.handoff.wake.set()
             self._ship_thread.join(2.0)
-        self._keep_what_is_left()
+        self._writer.keep_what_is_left()
         if not self._ship_thread.is_alive():
             self._shipper.finish()
         self.spool.close()
         self._shipper.state = CLOSED
         self.store.dispose()
         _live.discard(self)
-
-    def _keep_what_is_left(self) -> None:
-        """Batches only in memory at close (queue, writer, shipper): spool them, or count them
-        as dropped when the disk refuses too."""
-        leftover = [self._queue.popleft() for _ in range(len(self._queue))]
-        self.counters.recorded += len(leftover)
-        batches = list(self._writer.pending)
-        self._writer.pending.clear()
-        if leftover:
-            batches.append(self._writer.prepare(leftover))
-        with self.handoff.lock:
-            memory = [b for b in self._shipper.held] + [
-                b for b in self.handoff.ready if b.segment is None
-            ]
-            self._shipper.held.clear()
-            self.handoff.ready.clear()
-        for b in memory:
-            batches.append((b.events, b.bad, b.oldest))
-        for events, bad, _oldest in batches:
-            try:
-                with self.handoff.lock:
-                    for seg in (
-                        self.spool.append("events", events),
-                        self.spool.append("quarantine", bad),
-                    ):
-                        if seg is not None:
-                            self.handoff.dirty.add(seg)  # never deleted by finish()
-                self.counters.spooled += len(events)
-            except Exception as exc:  # noqa: BLE001 - disk and database both refused
-                self.counters.dropped += len(events)
-                log.error(
-                    "tracelake sink: %d events could be written neither to the database nor "
-                    "to the spool at %s (%s) and are lost",
-                    len(events),
-                    self.spool.root,
-                    type(exc).__name__,
-                )
 
     def stats(self) -> dict[str, Any]:
         """Counters and gauges a runner can export as metrics."""
@@ -356,12 +331,21 @@ class TraceSink:
             "spool_segments": segments,
             "spool_bytes": spool_bytes,
             "health": self._shipper.state,
+            "scrub_process": state(self._writer.offload),
             "spool_dir": str(self.spool.root),
         }
 
     @property
     def health(self) -> str:
         return self._shipper.state
+
+    def wait_until_ready(self, timeout: float = 60.0) -> bool:
+        """Wait until the scrubber process (if the sink uses one) is ready; a benchmark or a
+        service that wants its first events off the runner's CPU too calls it after start."""
+        deadline = time.monotonic() + timeout
+        while state(self._writer.offload) == "starting" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return state(self._writer.offload) != "starting"
 
     def __enter__(self) -> Self:
         return self

@@ -21,7 +21,7 @@ import socket
 import time
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
@@ -46,7 +46,7 @@ class SpoolRecord:
     items: list[NewEvent] | list[QuarantineItem]
 
 
-def encode(kind: Kind, items: list[NewEvent] | list[QuarantineItem]) -> bytes:
+def encode(kind: Kind, items: Sequence[NewEvent] | Sequence[QuarantineItem]) -> bytes:
     # One dumps() per item, not one for the batch: a single long C call would hold the GIL
     # (and so the runner's thread) for the whole batch.
     parts = ",".join(dumps(_plain(i)) for i in items)
@@ -69,6 +69,34 @@ def decode(line: bytes) -> SpoolRecord | None:
     if kind == "events":
         return SpoolRecord(kind, [NewEvent(**_typed(i)) for i in data["items"]])
     return SpoolRecord(kind, [QuarantineItem(**_typed(i)) for i in data["items"]])
+
+
+class Encoded(Sequence[Any]):
+    """A spool record encoded elsewhere (by the scrubber process): the spool writes its bytes
+    as they are, and its items are decoded only when something reads them (the database
+    shipper, which works while the runner waits), so the runner's process never encodes it."""
+
+    __slots__ = ("_items", "kind", "line", "n")
+
+    def __init__(self, kind: Kind, line: bytes, n: int) -> None:
+        self.kind, self.line, self.n = kind, line, n
+        self._items: list[Any] | None = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.items[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items)
+
+    @property
+    def items(self) -> list[Any]:
+        if self._items is None:
+            record = decode(self.line) if self.n else None
+            self._items = [] if record is None else list(record.items)
+        return self._items
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -132,12 +160,17 @@ class Spool:
         """The segment being written (None when sealed)."""
         return self._segment if self._fd is not None else None
 
-    def append(self, kind: Kind, items: list[NewEvent] | list[QuarantineItem]) -> Path | None:
+    def append(
+        self, kind: Kind, items: Sequence[NewEvent] | Sequence[QuarantineItem]
+    ) -> Path | None:
         """Write one record and fsync it; returns (the segment) only when it is on disk."""
         if not items:
             return None
         assert self.owner is not None, "Spool.open() first"
-        data = encode(kind, items)
+        if isinstance(items, Encoded) and items.kind == kind:
+            data = items.line
+        else:
+            data = encode(kind, items)
         if self._fd is None or self._size + len(data) > self.max_segment_bytes:
             self._rotate()
         assert self._fd is not None

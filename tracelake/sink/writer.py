@@ -9,26 +9,21 @@ and ``record()`` applies the sink's ``on_full`` policy once the queue is full.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 import time
-import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tracelake.admission import new_event, quarantine_item, safe_identifier, scrub
-from tracelake.errors import ContractError
-from tracelake.runners import InboundEvent, classify_object, to_jsonable
 from tracelake.sink.handoff import Batch, Handoff
+from tracelake.sink.preparer import Item, Prepared, Preparer
 from tracelake.sink.spool import Spool, SpoolCorruptError
 from tracelake.store import NewEvent, QuarantineItem, Store
 
 if TYPE_CHECKING:
-    from tracelake.scrub import Scrubber
+    from tracelake.sink.offload import ScrubProcess
     from tracelake.sink.shipper import Shipper
 
 log = logging.getLogger("tracelake.sink")
@@ -40,12 +35,6 @@ log = logging.getLogger("tracelake.sink")
 # GIL (``sleep(0)``) and works at full speed, so a long burst is spooled with a bounded lag.
 PAUSE = 0.0005
 PACE_LIMIT = 4
-
-
-# What record() enqueues: (the caller's object, untouched, run_id, time.time() when it was
-# recorded, trace_metadata). A plain tuple, not a dataclass: building it costs the runner's
-# thread ~0.1 us instead of ~0.5 us per event (a Python-level __init__), and it is one object.
-Item = tuple[Any, "str | None", float, "dict[str, Any] | None"]
 
 
 @dataclass(slots=True)
@@ -60,50 +49,48 @@ class Counters:
     errors: int = 0
 
 
-Prepared = tuple[list[NewEvent], list[QuarantineItem], float]
-
-
 class Writer:
     def __init__(
         self,
-        scrubber: Scrubber,
-        key: bytes,
+        preparer: Preparer,
         spool: Spool,
         queue: deque[Item],
         counters: Counters,
         handoff: Handoff,
         shipper: Shipper,
         *,
-        max_depth: int,
         batch_size: int,
         flush_interval: float,
-        new_run_id: Callable[[], str],
+        offload: ScrubProcess | None = None,
     ) -> None:
-        self.scrubber, self.key, self.spool = scrubber, key, spool
+        self.preparer, self.spool = preparer, spool
         self.queue, self.counters = queue, counters
         self.handoff, self.shipper = handoff, shipper
-        self.max_depth, self.batch_size = max_depth, batch_size
+        self.batch_size = batch_size
         self.flush_interval = flush_interval
-        self.new_run_id = new_run_id
+        self.offload = offload
         self.wake = threading.Event()
         self.stopping = False
         self.halt = False  # set by close() when its timeout ran out
         self.idle = threading.Event()
-        self._ids = itertools.count(1)
-        self._id_prefix = uuid.uuid4().hex[:16]
-        self._bare_run: str | None = None
         self._spool_ok = True
         self._spool_retry_at = 0.0
-        self._safe_ids: dict[str, str] = {}
+        self._seen = 0  # queue length at the last look (the runner is producing if it grew)
         self.pending: deque[Prepared] = deque()
+
+    @property
+    def holding(self) -> bool:
+        """Taken from the queue and not yet in the spool or with the shipper."""
+        return bool(self.pending) or (self.offload is not None and self.offload.outstanding)
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
         while not self.halt:
             self.idle.clear()
             self.shipper.check_overrun()
+            wait = 0.0
             try:
-                self._step()
+                wait = self._step()
             except Exception as exc:  # noqa: BLE001 - the writer must survive anything
                 self.counters.errors += 1
                 log.error(  # no traceback: an exception's text could carry event data
@@ -111,27 +98,95 @@ class Writer:
                     type(exc).__name__,
                     self.safe_error(exc),
                 )
-            if self.stopping and not self.queue and not self.pending:
+            if self.stopping and not self.queue and not self.holding:
                 self.idle.set()
                 return
-            if not self.queue and not self.pending:
+            if not self.queue and not self.holding:
                 self.idle.set()
-                self.wake.wait(self.flush_interval)
-                self.wake.clear()
+                wait = self.flush_interval
             elif self.pending:  # neither the spool nor the database takes it now: wait a bit
-                self.wake.wait(min(0.05, self.flush_interval))
+                wait = min(0.05, self.flush_interval)
+            if wait:
+                self.wake.wait(wait)
                 self.wake.clear()
 
-    def _step(self) -> None:
+    def _step(self) -> float:
+        """One round; returns how long to wait before the next (0: go on)."""
+        wait = 0.0
+        if self.offload is not None:
+            self._collect(self.offload)
         if self.queue and not self.pending:
-            batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
-            self.counters.recorded += len(batch)  # counted here: one thread, exact
-            self.pending.append(self.prepare(batch))
+            off = self.offload
+            if off is None or not (off.usable or off.outstanding):
+                # no scrubber process (or it is still starting): prepare here
+                self.pending.append(self.preparer.prepare(self._take(), self._between))
+            elif not off.usable or not off.has_room:
+                wait = 0.05  # woken when an answer arrives
+            elif self._runner_busy():
+                wait = 0.005  # the runner is producing: pickling can wait for a pause
+            else:
+                off.submit(self._take())
         # A prepared batch leaves memory once it is in the spool or with the shipper.
         while self.pending and self._deliver(*self.pending[0]):
             self.pending.popleft()
+        return wait
 
-    def _deliver(self, events: list[NewEvent], bad: list[QuarantineItem], oldest: float) -> bool:
+    def _take(self) -> list[Item]:
+        batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
+        self.counters.recorded += len(batch)  # counted here: one thread, exact
+        self._seen = len(self.queue)
+        return batch
+
+    def _collect(self, off: ScrubProcess) -> None:
+        off.check()
+        for items, prepared in off.collect():
+            if prepared is None:
+                prepared = self.preparer.prepare(items, self._between)
+            self.pending.append(prepared)
+        if off.dead is not None and not off.outstanding:
+            if not self.stopping:
+                log.warning(
+                    "tracelake sink: the scrubber process %d is gone (%s); its batches were "
+                    "prepared here, and from now on the writer thread scrubs",
+                    off.pid,
+                    off.dead,
+                )
+            off.close(0.0)
+            self.offload = None
+
+    def take_back(self) -> list[Prepared]:
+        """At close: everything taken from the queue and not delivered, in order (batches
+        still with the scrubber process are prepared here)."""
+        off, self.offload = self.offload, None
+        if off is not None:
+            off.dead = off.dead or "the sink closed"
+            self._collect_all(off)
+        taken = list(self.pending)
+        self.pending.clear()
+        return taken
+
+    def _collect_all(self, off: ScrubProcess) -> None:
+        for items, prepared in off.collect():
+            self.pending.append(prepared or self.preparer.prepare(items))
+        off.close(0.0)
+
+    def _runner_busy(self) -> bool:
+        """The queue grew since the last look and its oldest event is young: pause."""
+        grew = len(self.queue) > self._seen
+        self._seen = len(self.queue)
+        return grew and not self.stopping and self._pause() > 0
+
+    def _between(self) -> None:
+        # While the runner is producing (the queue grew since the last event), yield to it
+        # after each event (see PAUSE): background work gives way to the run, the queue
+        # absorbs the burst, and the writer catches up once the runner waits on I/O.
+        if len(self.queue) != self._seen:
+            self._seen = len(self.queue)
+            time.sleep(self._pause())
+
+    def _deliver(
+        self, events: Sequence[NewEvent], bad: Sequence[QuarantineItem], oldest: float
+    ) -> bool:
         h = self.handoff
         with h.lock:
             if self.shipper.held or h.memory_events:
@@ -169,37 +224,6 @@ class Writer:
         self._spool_ok = False
         self._spool_retry_at = time.monotonic() + 1.0
 
-    # -- snapshot + scrub --------------------------------------------------------------
-    def prepare(self, batch: list[Item]) -> Prepared:
-        """Snapshot and scrub each item; an item that cannot be made into an event is
-        quarantined on its own (with its reason), never taking the batch down with it."""
-        events: list[NewEvent] = []
-        bad: list[QuarantineItem] = []
-        seen = len(self.queue)
-        for item in batch:
-            # While the runner is producing (the queue grew since the last event), yield to it
-            # after each event (see PAUSE): background work gives way to the run, the queue
-            # absorbs the burst, and the writer catches up once the runner waits on I/O.
-            if len(self.queue) != seen:
-                seen = len(self.queue)
-                time.sleep(self._pause())
-            obj, given_run, recorded_at, meta = item
-            now = datetime.fromtimestamp(recorded_at, UTC)
-            try:
-                inbound = self._snapshot(obj, meta)
-                run_id = self._safe(self._run_of(inbound, given_run)) or self.new_run_id()
-                event_id = self._safe(inbound.event_id) or f"{self._id_prefix}-{next(self._ids)}"
-                inbound = InboundEvent(
-                    inbound.source, inbound.type, inbound.event, run_id, event_id
-                )
-                events.append(new_event(inbound, scrub(self.scrubber, inbound), run_id, None, now))
-            except ContractError as exc:
-                bad.append(self._quarantined(given_run, exc.reason, exc.detail, now))
-            except Exception as exc:  # noqa: BLE001 - e.g. a __str__ or to_dict() that raises
-                detail = f"{type(exc).__name__} while taking a snapshot of the event"
-                bad.append(self._quarantined(given_run, "unreadable_event", detail, now))
-        return events, bad, batch[0][2] if batch else time.time()
-
     def _pause(self) -> float:
         try:
             lag = time.time() - self.queue[0][2]
@@ -207,65 +231,43 @@ class Writer:
             return 0.0
         return PAUSE if lag < self.flush_interval * PACE_LIMIT else 0.0
 
-    def _quarantined(
-        self, given_run: str | None, reason: str, detail: str, now: datetime
-    ) -> QuarantineItem:
-        return quarantine_item(
-            self.scrubber,
-            self.key,
-            origin="sink",
-            reason=reason,
-            detail=detail,
-            raw=f"{self._id_prefix}-{next(self._ids)}".encode(),  # unique across processes
-            recorded_at=now,
-            run_id=self._safe(given_run) if isinstance(given_run, str) else None,
-        )
-
-    def _safe(self, value: str | None) -> str | None:
-        """Run and event ids given by the caller, as they may be stored (see safe_identifier)."""
-        if value is None:
-            return None
-        known = self._safe_ids.get(value)
-        if known is None:
-            if len(self._safe_ids) > 10_000:
-                self._safe_ids.clear()
-            known = self._safe_ids[value] = safe_identifier(self.scrubber, self.key, value) or ""
-        return known
-
-    def _snapshot(self, obj: Any, trace_metadata: dict[str, Any] | None) -> InboundEvent:
-        """A private copy of the caller's event (their objects are never touched)."""
-        for attempt in range(3):
-            try:
-                inbound = classify_object(obj, self.max_depth)
-                break
-            except RuntimeError as exc:  # the caller changed a dict while we copied it: again
-                if "during iteration" not in str(exc):
-                    raise  # e.g. a to_dict() that raises RuntimeError: unreadable, not unstable
-                if attempt == 2:
-                    raise ContractError(
-                        "unstable_object", "the event changed while it was copied"
-                    ) from None
-        if trace_metadata:
-            meta = to_jsonable(trace_metadata, self.max_depth)
-            own = inbound.event.get("trace_metadata")
-            inbound.event["trace_metadata"] = {**meta, **own} if isinstance(own, dict) else meta
-        return inbound
-
-    def _run_of(self, inbound: InboundEvent, given_run: str | None) -> str:
-        if given_run is not None:
-            return given_run
-        if inbound.run_id is not None:
-            return inbound.run_id
-        if inbound.starts_run or self._bare_run is None:
-            self._bare_run = self.new_run_id()
-        return self._bare_run
-
     def safe_error(self, exc: BaseException) -> str:
-        """An exception's first line, scrubbed: log lines are a path to disk too."""
-        try:
-            return self.scrubber.scrub_text(_short(exc), max_len=200)
-        except Exception:  # noqa: BLE001 - if even that fails, say only what kind it was
-            return type(exc).__name__
+        return self.preparer.safe_error(exc)
+
+    def keep_what_is_left(self) -> None:
+        """At close, after both threads stopped: batches only in memory (the queue, this
+        writer, the shipper) go to the spool, or are counted as dropped when the disk refuses
+        too."""
+        leftover = [self.queue.popleft() for _ in range(len(self.queue))]
+        self.counters.recorded += len(leftover)
+        batches = self.take_back()
+        if leftover:
+            batches.append(self.preparer.prepare(leftover))
+        h = self.handoff
+        with h.lock:
+            memory = [*self.shipper.held, *(b for b in h.ready if b.segment is None)]
+            self.shipper.held.clear()
+            h.ready.clear()
+        batches += [(b.events, b.bad, b.oldest) for b in memory]
+        for events, bad, _oldest in batches:
+            try:
+                with h.lock:
+                    for seg in (
+                        self.spool.append("events", events),
+                        self.spool.append("quarantine", bad),
+                    ):
+                        if seg is not None:
+                            h.dirty.add(seg)  # never deleted by finish()
+                self.counters.spooled += len(events)
+            except Exception as exc:  # noqa: BLE001 - disk and database both refused
+                self.counters.dropped += len(events)
+                log.error(
+                    "tracelake sink: %d events could be written neither to the database nor "
+                    "to the spool at %s (%s) and are lost",
+                    len(events),
+                    self.spool.root,
+                    type(exc).__name__,
+                )
 
 
 @dataclass(slots=True)
@@ -309,8 +311,3 @@ def replay(spool: Spool, store: Store, progress: Callable[[], None] = lambda: No
         spool.remove(segment)
         done.segments += 1
     return done
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:300]

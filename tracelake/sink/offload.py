@@ -1,0 +1,294 @@
+"""The sink's scrubber process, as the writer thread sees it.
+
+The writer submits batches of queued items (the runner's own objects, pickled) and collects the
+prepared spool records **in submission order**; a bounded window of batches is in flight. The
+items of a batch stay referenced here until its answer arrives, so when the process dies, hangs
+(no answer within ``HUNG_AFTER``) or cannot take an object, those batches are prepared on the
+writer thread instead, in their place in the order: nothing is lost and nothing is reordered.
+
+Objects whose class the process could not import (defined in ``__main__`` or inside a
+function) are sent as their JSON-compatible snapshot instead, which is exactly what the
+process would have made of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import logging
+import os
+import pickle
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, ClassVar
+
+from tracelake.runners import to_jsonable
+from tracelake.sink.frames import frame, read_frame
+from tracelake.sink.preparer import Item, Prepared
+from tracelake.sink.spool import Encoded
+
+log = logging.getLogger("tracelake.sink")
+
+WINDOW = 4  # batches in flight
+HUNG_AFTER = 10.0  # seconds without the answer to the oldest batch: the process is hung
+START_TIMEOUT = 120.0  # seconds to import and warm up the scrubber
+
+
+def snapshot_of(tree: Any) -> Any:
+    """Unpickled in the scrubber process: the snapshot taken here (see :class:`_Pickler`)."""
+    return tree
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles by reference what the scrubber process can import; an object with
+    ``to_dict()`` (agentlane's events) as what that returns, since that is all the sink keeps
+    of it (its other fields may hold a whole agent, or things that do not pickle); anything
+    else the process could not import as its JSON-compatible snapshot. (``reducer_override``
+    is called only for class instances, not for str, int, dict, list and the like.)"""
+
+    how: ClassVar[dict[type, str]] = {}
+
+    def __init__(self, file: io.BytesIO, max_depth: int) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.max_depth = max_depth
+
+    def reducer_override(self, obj: Any) -> Any:
+        kind = type(obj)
+        how = self.how.get(kind)
+        if how is None:
+            if len(self.how) > 4096:  # classes made on the fly: keep it bounded
+                self.how.clear()
+            how = self.how[kind] = _how(kind)
+        if how == "to_dict":
+            to_dict = getattr(obj, "to_dict", None)
+            if callable(to_dict):  # (the same test the snapshot walk makes)
+                return (snapshot_of, (to_dict(),))
+        elif how == "reference":
+            return NotImplemented
+        return (snapshot_of, (to_jsonable(obj, self.max_depth),))
+
+
+def _how(kind: type) -> str:
+    if issubclass(kind, type):
+        return "reference"  # a class itself (pickled by name, or the snapshot walk's str())
+    if callable(getattr(kind, "to_dict", None)):
+        return "to_dict"
+    module = sys.modules.get(kind.__module__)
+    importable = (
+        kind.__module__ != "__main__"
+        and "<locals>" not in kind.__qualname__
+        and module is not None
+        and getattr(module, "__spec__", None) is not None
+    )
+    return "reference" if importable else "snapshot"
+
+
+def dumps(items: list[Item], max_depth: int) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer, max_depth).dump(items)
+    return buffer.getvalue()
+
+
+class ScrubProcess:
+    def __init__(self, key: bytes, max_depth: int, wake: threading.Event) -> None:
+        self.max_depth, self._wake = max_depth, wake
+        root = str(Path(__file__).resolve().parents[2])  # where this tracelake is imported from
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "tracelake.sink.scrub_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            close_fds=True,
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._stdin, self._stdout = self._proc.stdin, self._proc.stdout
+        os.set_blocking(self._stdin.fileno(), False)
+        self._lock = threading.Lock()
+        self._tickets = itertools.count(1)
+        self._order: deque[int] = deque()
+        self._items: dict[int, list[Item]] = {}
+        self._answers: dict[int, Prepared | None] = {}
+        self._sent_at: dict[int, float] = {}
+        self.ready = False
+        self.answered = 0  # batches the process prepared
+        self.dead: str | None = None  # why, once it is
+        self._started = time.monotonic()
+        init = (bytes(key), getattr(key, "url", None), max_depth, list(sys.path))
+        self._send(frame(init), time.monotonic() + 5.0)
+        threading.Thread(target=self._read, name="tracelake-sink-scrub", daemon=True).start()
+
+    # -- state -------------------------------------------------------------------------
+    @property
+    def usable(self) -> bool:
+        return self.ready and self.dead is None
+
+    @property
+    def outstanding(self) -> bool:
+        return bool(self._order)
+
+    @property
+    def has_room(self) -> bool:
+        return len(self._order) < WINDOW
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    # -- the writer's side -------------------------------------------------------------
+    def submit(self, items: list[Item]) -> None:
+        """Send a batch (the caller checked ``usable`` and ``has_room``)."""
+        payload: bytes | None
+        try:
+            payload = dumps(items, self.max_depth)
+        except Exception:  # noqa: BLE001 - e.g. an object holding a lock
+            try:
+                payload = dumps([self._portable(i) for i in items], self.max_depth)
+            except Exception:  # noqa: BLE001 - not even a snapshot: prepared here
+                payload = None
+        ticket = next(self._tickets)
+        with self._lock:
+            self._order.append(ticket)
+            self._items[ticket] = items
+            self._sent_at[ticket] = time.monotonic()
+            if payload is None:
+                self._answers[ticket] = None
+        if payload is not None:
+            try:
+                self._send(frame((ticket, payload)), time.monotonic() + HUNG_AFTER)
+            except (OSError, TimeoutError) as exc:
+                self._die(f"it stopped reading ({type(exc).__name__})")
+
+    def _portable(self, item: Item) -> Item:
+        """The item, or its snapshot taken here when it does not pickle."""
+        try:
+            dumps([item], self.max_depth)
+            return item
+        except Exception:  # noqa: BLE001
+            obj, run_id, recorded_at, meta = item
+            tree = to_jsonable(obj, self.max_depth)
+            return (
+                tree,
+                run_id,
+                recorded_at,
+                None if meta is None else to_jsonable(meta, self.max_depth),
+            )
+
+    def collect(self) -> list[tuple[list[Item], Prepared | None]]:
+        """Answered batches in submission order (``None``: prepare these items yourself);
+        once the process is dead, every batch still in flight, in order, with ``None``."""
+        out: list[tuple[list[Item], Prepared | None]] = []
+        with self._lock:
+            while self._order and (self._order[0] in self._answers or self.dead is not None):
+                ticket = self._order.popleft()
+                self._sent_at.pop(ticket, None)
+                out.append((self._items.pop(ticket), self._answers.pop(ticket, None)))
+        return out
+
+    def check(self) -> None:
+        """Called by the writer: a process that does not start or does not answer is killed."""
+        if self.dead is not None:
+            return
+        now = time.monotonic()
+        if not self.ready and now - self._started > START_TIMEOUT:
+            self._die(f"it did not start within {START_TIMEOUT:.0f}s")
+            return
+        with self._lock:
+            oldest = self._sent_at.get(self._order[0]) if self._order else None
+            answered = bool(self._order) and self._order[0] in self._answers
+        if oldest is not None and not answered and now - oldest > HUNG_AFTER:
+            self._die(f"it did not answer within {HUNG_AFTER:.0f}s")
+
+    def close(self, timeout: float) -> None:
+        with contextlib.suppress(OSError):
+            self._stdin.close()  # the process exits at the end of its input
+        try:
+            self._proc.wait(max(0.0, timeout))
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        with contextlib.suppress(OSError):
+            self._stdout.close()
+
+    # -- internals ---------------------------------------------------------------------
+    def _send(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        fd = self._stdin.fileno()
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError from None
+                select.select([], [fd], [], min(left, 0.1))
+
+    def _read(self) -> None:
+        try:
+            while True:
+                message = read_frame(self._stdout)
+                if message is None:
+                    break
+                if message[0] == "ready":
+                    self.ready = True
+                    self._wake.set()
+                    continue
+                ticket, answer, _error = message
+                prepared: Prepared | None = None
+                if answer is not None:
+                    events, n_events, bad, n_bad, oldest = answer
+                    prepared = (
+                        Encoded("events", events, n_events),
+                        Encoded("quarantine", bad, n_bad),
+                        oldest,
+                    )
+                with self._lock:
+                    if ticket in self._items:
+                        self._answers[ticket] = prepared
+                        self.answered += prepared is not None
+                self._wake.set()
+        except Exception:  # noqa: BLE001 - a broken pipe or frame: the process is unusable
+            pass
+        self._die(f"it exited (code {self._proc.poll()})")
+
+    def _die(self, why: str) -> None:
+        if self.dead is not None:
+            return
+        self.dead = why
+        with contextlib.suppress(OSError):
+            self._proc.kill()
+        self._wake.set()
+
+
+def start_scrub_process(
+    asked: bool | None, key: bytes, max_depth: int, wake: threading.Event
+) -> ScrubProcess | None:
+    """The sink's scrubber process when it is wanted: ``asked``, or by default on a machine
+    with two or more CPUs unless ``TRACELAKE_SINK_SCRUB_PROCESS=0``."""
+    if asked is None:
+        off = os.environ.get("TRACELAKE_SINK_SCRUB_PROCESS", "").strip() in ("0", "false", "no")
+        asked = not off and (os.cpu_count() or 1) >= 2
+    if not asked:
+        return None
+    try:
+        return ScrubProcess(key, max_depth, wake)
+    except Exception as exc:  # noqa: BLE001 - e.g. no usable interpreter: scrub here
+        log.warning(
+            "tracelake sink: could not start the scrubber process (%s); the writer thread scrubs",
+            type(exc).__name__,
+        )
+        return None
+
+
+def state(process: ScrubProcess | None) -> str:
+    """ "running", "starting", or "off" (not wanted, gone, or the sink closed)."""
+    if process is None or process.dead is not None:
+        return "off"
+    return "running" if process.ready else "starting"
