@@ -270,11 +270,11 @@ class ScrubProcess:
 def start_scrub_process(
     asked: bool | None, key: bytes, max_depth: int, wake: threading.Event
 ) -> ScrubProcess | None:
-    """The sink's scrubber process when it is wanted: ``asked``, or by default on a machine
-    with two or more CPUs unless ``TRACELAKE_SINK_SCRUB_PROCESS=0``."""
+    """The sink's scrubber process when it is wanted: ``asked``, or by default only with
+    ``TRACELAKE_SINK_SCRUB_PROCESS=1`` (opt-in: on the 2-CPU test machine it made events
+    durable ~35% sooner but did not speed the runner's own loop; BENCHMARKS.md)."""
     if asked is None:
-        off = os.environ.get("TRACELAKE_SINK_SCRUB_PROCESS", "").strip() in ("0", "false", "no")
-        asked = not off and (os.cpu_count() or 1) >= 2
+        asked = os.environ.get("TRACELAKE_SINK_SCRUB_PROCESS", "").strip() in ("1", "true", "yes")
     if not asked:
         return None
     try:

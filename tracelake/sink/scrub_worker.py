@@ -69,4 +69,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (BrokenPipeError, KeyboardInterrupt):  # the sink's process is gone: nothing to do
+        sys.exit(0)

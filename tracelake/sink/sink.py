@@ -82,7 +82,7 @@ class TraceSink:
 
         ``scrub_process``: snapshot and scrub in a process of the sink's own (fed through a
         pipe: raw event data never touches disk), so the runner's process only pickles its
-        events. Default: on with two or more CPUs unless ``TRACELAKE_SINK_SCRUB_PROCESS=0``.
+        events. Default: off unless ``TRACELAKE_SINK_SCRUB_PROCESS=1`` (see BENCHMARKS.md).
         Until it is ready, and for good if it dies or hangs, the writer thread scrubs."""
         import os
 
