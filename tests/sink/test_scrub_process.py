@@ -12,6 +12,8 @@ import logging
 import os
 import random
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -156,3 +158,40 @@ def test_the_process_ends_with_the_sink_and_with_its_parent(db_url: str, tmp_pat
     sink.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # reaped: gone, not a zombie
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited (reparented: its reaper may be slow)
+
+
+def test_the_process_exits_when_the_runner_is_killed(tmp_path: Path) -> None:
+    """SIGKILL of the runner's process mid-stream: the scrubber process sees its input end and
+    exits by itself (no orphan keeps raw events in memory)."""
+    code = (
+        "import sys, time\n"
+        "from tracelake.sink import TraceSink\n"
+        f"sink = TraceSink({f'sqlite:///{tmp_path}/k.db'!r}, spool_dir={str(tmp_path / 's')!r},"
+        " scrub_process=True)\n"
+        "assert sink.wait_until_ready(120)\n"
+        "print(sink._writer.offload.pid, flush=True)\n"
+        "for i in range(200000):\n"
+        "    sink.record({'type': 'custom.tick', 'i': i}, run_id='k')\n"
+        "time.sleep(120)\n"
+    )
+    runner = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    assert runner.stdout is not None
+    pid = int(runner.stdout.readline())
+    time.sleep(0.5)  # mid-stream: batches in flight
+    runner.kill()
+    runner.wait()
+    runner.stdout.close()
+    deadline = time.monotonic() + 20
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), "the scrubber process outlived the runner"

@@ -7,6 +7,7 @@ process (:mod:`tracelake.sink.scrub_worker`): one definition of what an item bec
 from __future__ import annotations
 
 import itertools
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -64,7 +65,7 @@ class Preparer:
             except Exception as exc:  # noqa: BLE001 - e.g. a __str__ or to_dict() that raises
                 detail = f"{type(exc).__name__} while taking a snapshot of the event"
                 bad.append(self.quarantined(given_run, "unreadable_event", detail, now))
-        return events, bad, batch[0][2] if batch else 0.0
+        return events, bad, batch[0][2] if batch else time.time()
 
     def quarantined(
         self, given_run: str | None, reason: str, detail: str, now: datetime

@@ -44,7 +44,7 @@ def main() -> int:
 
     key = bind_key(raw_key, url) if url else raw_key
     scrubber = get_scrubber(key)
-    scrubber.scrub_text("warm up: 김민수 고객님 010-1234-5678")  # presidio and the lexicon
+    scrubber.warm_up()
     preparer = Preparer(scrubber, key, max_depth)
     write_frame(out, ("ready", os.getpid()))
     while True:

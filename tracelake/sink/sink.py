@@ -132,7 +132,7 @@ class TraceSink:
             import gc
 
             # Text that matches: builds presidio's analyzer and loads the Korean lexicon.
-            scrubber.scrub_text("warm up: 김민수 고객님 010-1234-5678")
+            scrubber.warm_up()
             gc.collect()
             gc.freeze()
         self._closed = False

@@ -95,6 +95,8 @@ class Encoded(Sequence[Any]):
     def items(self) -> list[Any]:
         if self._items is None:
             record = decode(self.line) if self.n else None
+            if record is None and self.n:  # never "no events": say the record is damaged
+                raise SpoolCorruptError(f"an encoded record of {self.n} {self.kind} is damaged")
             self._items = [] if record is None else list(record.items)
         return self._items
 

@@ -157,18 +157,12 @@ class Writer:
     def take_back(self) -> list[Prepared]:
         """At close: everything taken from the queue and not delivered, in order (batches
         still with the scrubber process are prepared here)."""
-        off, self.offload = self.offload, None
-        if off is not None:
-            off.dead = off.dead or "the sink closed"
-            self._collect_all(off)
+        if self.offload is not None:
+            self.offload.dead = self.offload.dead or "the sink closed"
+            self._collect(self.offload)  # every batch still in flight, prepared here
         taken = list(self.pending)
         self.pending.clear()
         return taken
-
-    def _collect_all(self, off: ScrubProcess) -> None:
-        for items, prepared in off.collect():
-            self.pending.append(prepared or self.preparer.prepare(items))
-        off.close(0.0)
 
     def _runner_busy(self) -> bool:
         """The queue grew since the last look and its oldest event is young: pause."""
