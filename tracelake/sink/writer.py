@@ -85,6 +85,10 @@ class Writer:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
+        if self.offload is not None:
+            # The fallback when the scrubber process dies should not import presidio mid-run
+            # (seconds of import on the runner's GIL): load it now, while the process starts.
+            self.preparer.scrubber.warm_up()
         while not self.halt:
             self.idle.clear()
             self.shipper.check_overrun()
