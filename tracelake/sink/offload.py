@@ -1,10 +1,14 @@
 """The sink's scrubber process, as the writer thread sees it.
 
-The writer submits batches of queued items (the runner's own objects, pickled) and collects the
-prepared spool records **in submission order**; a bounded window of batches is in flight. The
-items of a batch stay referenced here until its answer arrives, so when the process dies, hangs
-(no answer within ``HUNG_AFTER``) or cannot take an object, those batches are prepared on the
-writer thread instead, in their place in the order: nothing is lost and nothing is reordered.
+The writer submits batches of queued items and collects the prepared spool records **in
+submission order**. A batch is pickled when it is submitted, and from then on only its bytes
+are kept here, never the runner's objects: a burst that waits for the process holds no object
+the runner made, so it costs the runner's garbage collector nothing (a queue of live events made
+every full collection of a busy runner walk them: ~100 ms each, more than the sink's whole
+cost). A bounded window of batches is in the process at a time; the others wait here as bytes.
+When the process dies, hangs (no answer within ``HUNG_AFTER``) or cannot take a batch, those
+batches are unpickled and prepared on the writer thread instead, in their place in the order:
+nothing is lost and nothing is reordered.
 
 Objects whose class the process could not import (defined in ``__main__`` or inside a
 function) are sent as their JSON-compatible snapshot instead, which is exactly what the
@@ -14,6 +18,7 @@ process would have made of them.
 from __future__ import annotations
 
 import contextlib
+import enum
 import io
 import itertools
 import logging
@@ -25,6 +30,7 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,7 +41,7 @@ from tracelake.sink.spool import Encoded
 
 log = logging.getLogger("tracelake.sink")
 
-WINDOW = 4  # batches in flight
+WINDOW = 4  # batches in the process at a time (the others wait here, pickled)
 HUNG_AFTER = 10.0  # seconds without the answer to the oldest batch: the process is hung
 START_TIMEOUT = 120.0  # seconds to import and warm up the scrubber
 
@@ -74,6 +80,20 @@ class _Pickler(pickle.Pickler):
         return (snapshot_of, (to_jsonable(obj, self.max_depth),))
 
 
+# Hooks that make a class's pickle run its own code when it is loaded. A batch is kept only as
+# its bytes, so it must load again here if the process cannot take it: classes of the runner's
+# that define any of them go as their snapshot (what the process would have made of them).
+_OWN_PICKLING = (
+    "__reduce__",
+    "__reduce_ex__",
+    "__getstate__",
+    "__setstate__",
+    "__getnewargs__",
+    "__getnewargs_ex__",
+    "__new__",
+)
+
+
 def _how(kind: type) -> str:
     if issubclass(kind, type):
         return "reference"  # a class itself (pickled by name, or the snapshot walk's str())
@@ -86,7 +106,24 @@ def _how(kind: type) -> str:
         and module is not None
         and getattr(module, "__spec__", None) is not None
     )
-    return "reference" if importable else "snapshot"
+    return "reference" if importable and _loads_plainly(kind) else "snapshot"
+
+
+def _loads_plainly(kind: type) -> bool:
+    """Its pickle loads without running code of the runner's: a class of the standard library
+    or an enum (loaded by value), or one that defines none of the pickling hooks itself (a
+    plain class or dataclass: ``__new__`` and its ``__dict__`` or slots)."""
+    root = kind.__module__.partition(".")[0]
+    if root in sys.stdlib_module_names or root == "builtins" or issubclass(kind, enum.Enum):
+        return True
+    for klass in kind.__mro__:
+        if klass is object or klass.__module__.partition(".")[0] in sys.stdlib_module_names:
+            continue
+        if any(hook in vars(klass) for hook in _OWN_PICKLING):
+            return False
+        if "__setattr__" in vars(klass) and "__slots__" in vars(klass):
+            return False  # slots are loaded with setattr
+    return True
 
 
 def dumps(items: list[Item], max_depth: int) -> bytes:
@@ -95,9 +132,34 @@ def dumps(items: list[Item], max_depth: int) -> bytes:
     return buffer.getvalue()
 
 
+@dataclass(slots=True)
+class _Batch:
+    """A submitted batch as kept here: its pickle (the items themselves only when even their
+    snapshots did not pickle), and what is needed to account for it if it cannot be loaded."""
+
+    payload: bytes | None
+    items: list[Item] | None
+    size: int
+    oldest: float
+    sent_at: float | None = None
+    answer: Prepared | None = None
+    answered: bool = False
+
+
+@dataclass(slots=True)
+class Taken:
+    """A batch the process did not prepare: ``items`` to prepare on the writer thread, or
+    ``None`` when its pickle does not load here either (``why``)."""
+
+    items: list[Item] | None
+    size: int
+    oldest: float
+    why: str = ""
+
+
 class ScrubProcess:
-    def __init__(self, key: bytes, max_depth: int, wake: threading.Event) -> None:
-        self.max_depth, self._wake = max_depth, wake
+    def __init__(self, key: bytes, max_depth: int, wake: threading.Event, limit: int) -> None:
+        self.max_depth, self._wake, self._limit = max_depth, wake, limit
         root = str(Path(__file__).resolve().parents[2])  # where this tracelake is imported from
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -113,16 +175,18 @@ class ScrubProcess:
         os.set_blocking(self._stdin.fileno(), False)
         self._lock = threading.Lock()
         self._tickets = itertools.count(1)
-        self._order: deque[int] = deque()
-        self._items: dict[int, list[Item]] = {}
-        self._answers: dict[int, Prepared | None] = {}
-        self._sent_at: dict[int, float] = {}
+        self._order: deque[int] = deque()  # submitted, not yet collected, in order
+        self._batches: dict[int, _Batch] = {}
+        self._unsent: deque[int] = deque()  # submitted, not yet written to the process
+        self._unsent_events = 0
+        self._out: memoryview | None = None  # the part of a frame the pipe did not take yet
+        self._in_process = 0  # batches written (or being written) and not answered
         self.ready = False
         self.answered = 0  # batches the process prepared
         self.dead: str | None = None  # why, once it is
         self._started = time.monotonic()
         init = (bytes(key), getattr(key, "url", None), max_depth, list(sys.path))
-        self._send(frame(init), time.monotonic() + 5.0)
+        self._send_all(frame(init), time.monotonic() + 5.0)
         threading.Thread(target=self._read, name="tracelake-sink-scrub", daemon=True).start()
 
     # -- state -------------------------------------------------------------------------
@@ -136,7 +200,8 @@ class ScrubProcess:
 
     @property
     def has_room(self) -> bool:
-        return len(self._order) < WINDOW
+        """Fewer than ``limit`` events wait here for the process."""
+        return self._unsent_events < self._limit
 
     @property
     def pid(self) -> int:
@@ -144,7 +209,8 @@ class ScrubProcess:
 
     # -- the writer's side -------------------------------------------------------------
     def submit(self, items: list[Item]) -> None:
-        """Send a batch (the caller checked ``usable`` and ``has_room``)."""
+        """Pickle a batch now (the runner's objects are not kept) and send it when the window
+        has room (the caller checked ``usable`` and ``has_room``)."""
         payload: bytes | None
         try:
             payload = dumps(items, self.max_depth)
@@ -153,18 +219,42 @@ class ScrubProcess:
                 payload = dumps([self._portable(i) for i in items], self.max_depth)
             except Exception:  # noqa: BLE001 - not even a snapshot: prepared here
                 payload = None
+        batch = _Batch(payload, None if payload is not None else items, len(items), items[0][2])
         ticket = next(self._tickets)
         with self._lock:
             self._order.append(ticket)
-            self._items[ticket] = items
-            self._sent_at[ticket] = time.monotonic()
+            self._batches[ticket] = batch
             if payload is None:
-                self._answers[ticket] = None
-        if payload is not None:
-            try:
-                self._send(frame((ticket, payload)), time.monotonic() + HUNG_AFTER)
-            except (OSError, TimeoutError) as exc:
-                self._die(f"it stopped reading ({type(exc).__name__})")
+                batch.answered = True
+            else:
+                self._unsent.append(ticket)
+                self._unsent_events += batch.size
+        self.pump()
+
+    def pump(self) -> None:
+        """Write what the pipe takes without waiting: the rest of a frame, then whole batches
+        while fewer than ``WINDOW`` are in the process."""
+        if self.dead is not None or not self.ready:
+            return
+        try:
+            while True:
+                if self._out is None:
+                    with self._lock:
+                        if not self._unsent or self._in_process >= WINDOW:
+                            return
+                        ticket = self._unsent.popleft()
+                        batch = self._batches[ticket]
+                        self._unsent_events -= batch.size
+                        batch.sent_at = time.monotonic()
+                        self._in_process += 1
+                    assert batch.payload is not None
+                    self._out = memoryview(frame((ticket, batch.payload)))
+                written = os.write(self._stdin.fileno(), self._out)
+                self._out = self._out[written:] if written < len(self._out) else None
+        except BlockingIOError:
+            return  # the pipe is full: the next pump goes on (a hang is found by check())
+        except OSError as exc:
+            self._die(f"it stopped reading ({type(exc).__name__})")
 
     def _portable(self, item: Item) -> Item:
         """The item, or its snapshot taken here when it does not pickle."""
@@ -181,16 +271,21 @@ class ScrubProcess:
                 None if meta is None else to_jsonable(meta, self.max_depth),
             )
 
-    def collect(self) -> list[tuple[list[Item], Prepared | None]]:
-        """Answered batches in submission order (``None``: prepare these items yourself);
-        once the process is dead, every batch still in flight, in order, with ``None``."""
-        out: list[tuple[list[Item], Prepared | None]] = []
+    def collect(self) -> list[Prepared | Taken]:
+        """Answered batches in submission order, each prepared, or taken back (unpickled) to
+        prepare on the writer thread; once the process is dead, every batch still here."""
+        done: list[_Batch] = []
         with self._lock:
-            while self._order and (self._order[0] in self._answers or self.dead is not None):
-                ticket = self._order.popleft()
-                self._sent_at.pop(ticket, None)
-                out.append((self._items.pop(ticket), self._answers.pop(ticket, None)))
-        return out
+            while self._order:
+                batch = self._batches[self._order[0]]
+                if not batch.answered and self.dead is None:
+                    break
+                del self._batches[self._order.popleft()]
+                done.append(batch)
+            if self.dead is not None:  # every batch was taken back
+                self._unsent.clear()
+                self._unsent_events = 0
+        return [b.answer if b.answer is not None else _take_back(b) for b in done]
 
     def check(self) -> None:
         """Called by the writer: a process that does not start or does not answer is killed."""
@@ -201,9 +296,13 @@ class ScrubProcess:
             self._die(f"it did not start within {START_TIMEOUT:.0f}s")
             return
         with self._lock:
-            oldest = self._sent_at.get(self._order[0]) if self._order else None
-            answered = bool(self._order) and self._order[0] in self._answers
-        if oldest is not None and not answered and now - oldest > HUNG_AFTER:
+            oldest = self._batches[self._order[0]] if self._order else None
+        if (
+            oldest is not None
+            and not oldest.answered
+            and oldest.sent_at is not None
+            and now - oldest.sent_at > HUNG_AFTER
+        ):
             self._die(f"it did not answer within {HUNG_AFTER:.0f}s")
 
     def close(self, timeout: float) -> None:
@@ -218,7 +317,7 @@ class ScrubProcess:
             self._stdout.close()
 
     # -- internals ---------------------------------------------------------------------
-    def _send(self, data: bytes, deadline: float) -> None:
+    def _send_all(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)
         fd = self._stdin.fileno()
         while view:
@@ -250,8 +349,10 @@ class ScrubProcess:
                         oldest,
                     )
                 with self._lock:
-                    if ticket in self._items:
-                        self._answers[ticket] = prepared
+                    batch = self._batches.get(ticket)
+                    if batch is not None:
+                        batch.answer, batch.answered = prepared, True
+                        self._in_process -= 1
                         self.answered += prepared is not None
                 self._wake.set()
         except Exception:  # noqa: BLE001 - a broken pipe or frame: the process is unusable
@@ -267,8 +368,18 @@ class ScrubProcess:
         self._wake.set()
 
 
+def _take_back(batch: _Batch) -> Taken:
+    if batch.payload is None:
+        return Taken(batch.items, batch.size, batch.oldest)
+    try:
+        items: list[Item] = pickle.loads(batch.payload)
+    except Exception as exc:  # noqa: BLE001 - it pickled here but does not load
+        return Taken(None, batch.size, batch.oldest, f"{type(exc).__name__} loading its pickle")
+    return Taken(items, batch.size, batch.oldest)
+
+
 def start_scrub_process(
-    asked: bool | None, key: bytes, max_depth: int, wake: threading.Event
+    asked: bool | None, key: bytes, max_depth: int, wake: threading.Event, limit: int
 ) -> ScrubProcess | None:
     """The sink's scrubber process when it is wanted: ``asked``, or by default only with
     ``TRACELAKE_SINK_SCRUB_PROCESS=1`` (opt-in: on the 2-CPU test machine it made events
@@ -278,7 +389,7 @@ def start_scrub_process(
     if not asked:
         return None
     try:
-        return ScrubProcess(key, max_depth, wake)
+        return ScrubProcess(key, max_depth, wake, limit)
     except Exception as exc:  # noqa: BLE001 - e.g. no usable interpreter: scrub here
         log.warning(
             "tracelake sink: could not start the scrubber process (%s); the writer thread scrubs",

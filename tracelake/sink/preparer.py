@@ -67,6 +67,14 @@ class Preparer:
                 bad.append(self.quarantined(given_run, "unreadable_event", detail, now))
         return events, bad, batch[0][2] if batch else time.time()
 
+    def unreadable(self, size: int, oldest: float, why: str) -> Prepared:
+        """A batch whose pickle does not load (its class's own loading code failed): each of
+        its events is quarantined (counted, its run unknown), not dropped without a trace."""
+        now = datetime.fromtimestamp(oldest, UTC)
+        detail = f"the event could not be copied for scrubbing ({why})"
+        bad = [self.quarantined(None, "unreadable_event", detail, now) for _ in range(size)]
+        return [], bad, oldest
+
     def quarantined(
         self, given_run: str | None, reason: str, detail: str, now: datetime
     ) -> QuarantineItem:

@@ -125,7 +125,7 @@ class TraceSink:
             flush_interval=flush_interval,
         )
         self._writer.offload = start_scrub_process(
-            scrub_process, key, settings.max_depth, self._writer.wake
+            scrub_process, key, settings.max_depth, self._writer.wake, max_queue
         )
         self._shipper.runner_paused = self._writer.idle  # set when the queue is empty
         if gc_freeze:

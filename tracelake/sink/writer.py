@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracelake.sink.handoff import Batch, Handoff
+from tracelake.sink.offload import Taken
 from tracelake.sink.preparer import Item, Prepared, Preparer
 from tracelake.sink.spool import Spool, SpoolCorruptError
 from tracelake.store import NewEvent, QuarantineItem, Store
@@ -117,19 +118,22 @@ class Writer:
     def _step(self) -> float:
         """One round; returns how long to wait before the next (0: go on)."""
         wait = 0.0
-        if self.offload is not None:
-            self._collect(self.offload)
-        if self.queue and not self.pending:
+        off = self.offload
+        if off is not None:
+            self._collect(off)
             off = self.offload
+        if self.queue and not self.pending:
             if off is None or not (off.usable or off.outstanding):
                 # no scrubber process (or it is still starting): prepare here
                 self.pending.append(self.preparer.prepare(self._take(), self._between))
             elif not off.usable or not off.has_room:
                 wait = 0.05  # woken when an answer arrives
-            elif self._runner_busy():
-                wait = 0.005  # the runner is producing: pickling can wait for a pause
+            elif self._partial_and_young():
+                wait = 0.005  # pickle whole batches (less of the runner's time), or old ones
             else:
-                off.submit(self._take())
+                off.submit(self._take())  # pickled now: the queue keeps no object for long
+        if off is not None:
+            off.pump()
         # A prepared batch leaves memory once it is in the spool or with the shipper.
         while self.pending and self._deliver(*self.pending[0]):
             self.pending.popleft()
@@ -143,10 +147,14 @@ class Writer:
 
     def _collect(self, off: ScrubProcess) -> None:
         off.check()
-        for items, prepared in off.collect():
-            if prepared is None:
-                prepared = self.preparer.prepare(items, self._between)
-            self.pending.append(prepared)
+        for done in off.collect():
+            if isinstance(done, Taken):
+                done = (
+                    self.preparer.prepare(done.items, self._between)
+                    if done.items is not None
+                    else self.preparer.unreadable(done.size, done.oldest, done.why)
+                )
+            self.pending.append(done)
         if off.dead is not None and not off.outstanding:
             if not self.stopping:
                 log.warning(
@@ -168,11 +176,15 @@ class Writer:
         self.pending.clear()
         return taken
 
-    def _runner_busy(self) -> bool:
-        """The queue grew since the last look and its oldest event is young: pause."""
-        grew = len(self.queue) > self._seen
-        self._seen = len(self.queue)
-        return grew and not self.stopping and self._pause() > 0
+    def _partial_and_young(self) -> bool:
+        """Fewer than a batch of events wait and the oldest is younger than a quarter of the
+        flush interval: wait for more (one pickle per batch costs less than several)."""
+        if self.stopping or len(self.queue) >= self.batch_size:
+            return False
+        try:
+            return time.time() - self.queue[0][2] < self.flush_interval / 4
+        except IndexError:  # close() took the queue meanwhile
+            return False
 
     def _between(self) -> None:
         # While the runner is producing (the queue grew since the last event), yield to it
