@@ -137,6 +137,10 @@ class Writer:
         # A prepared batch leaves memory once it is in the spool or with the shipper.
         while self.pending and self._deliver(*self.pending[0]):
             self.pending.popleft()
+        if not wait and not self.queue and not self.pending and off is not None:
+            # Only the process has work: sleep until it answers (its reader sets ``wake``),
+            # not spin on the runner's GIL (a spin here cost a fast runner ~40% of its speed).
+            wait = 0.05
         return wait
 
     def _take(self) -> list[Item]:
