@@ -209,8 +209,8 @@ class ScrubProcess:
 
     # -- the writer's side -------------------------------------------------------------
     def submit(self, items: list[Item]) -> None:
-        """Pickle a batch now (the runner's objects are not kept) and send it when the window
-        has room (the caller checked ``usable`` and ``has_room``)."""
+        """Pickle a batch now (the runner's objects are not kept); :meth:`pump` sends it when
+        the window has room (the caller checked ``usable`` and ``has_room``)."""
         payload: bytes | None
         try:
             payload = dumps(items, self.max_depth)
@@ -229,7 +229,6 @@ class ScrubProcess:
             else:
                 self._unsent.append(ticket)
                 self._unsent_events += batch.size
-        self.pump()
 
     def pump(self) -> None:
         """Write what the pipe takes without waiting: the rest of a frame, then whole batches

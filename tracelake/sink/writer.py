@@ -130,8 +130,10 @@ class Writer:
                 wait = 0.05  # woken when an answer arrives
             elif self._partial_and_young():
                 wait = 0.005  # pickle whole batches (less of the runner's time), or old ones
-            else:
-                off.submit(self._take())  # pickled now: the queue keeps no object for long
+            else:  # everything queued, pickled now (no system call in between to lose the GIL)
+                off.submit(self._take())
+                while self.queue and off.has_room and not self._partial_and_young():
+                    off.submit(self._take())
         if off is not None:
             off.pump()
         # A prepared batch leaves memory once it is in the spool or with the shipper.
