@@ -315,6 +315,20 @@ class ScrubProcess:
         with contextlib.suppress(OSError):
             self._stdout.close()
 
+    def detach(self) -> None:
+        """In a forked child: this is the parent's process. Point the inherited pipe ends at
+        /dev/null (not close: the file objects would close the numbers again, and the stdout
+        reader's lock may be held by the parent's reader thread), so the process sees its
+        input end when the parent exits, and this side never reads the parent's answers."""
+        self.dead = "it belongs to the parent process"
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            for fd in (self._stdin.fileno(), self._stdout.fileno()):
+                with contextlib.suppress(OSError):
+                    os.dup2(null, fd)
+        finally:
+            os.close(null)
+
     # -- internals ---------------------------------------------------------------------
     def _send_all(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
+import sys
 import threading
 import time
 from collections import deque
@@ -84,8 +86,7 @@ class TraceSink:
         pipe: raw event data never touches disk), so the runner's process only pickles its
         events. Default: off unless ``TRACELAKE_SINK_SCRUB_PROCESS=1`` (see BENCHMARKS.md).
         Until it is ready, and for good if it dies or hangs, the writer thread scrubs."""
-        import os
-
+        self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         from tracelake.scrub import get_scrubber, load_pseudonym_key
         from tracelake.store import open_store
 
@@ -170,6 +171,8 @@ class TraceSink:
                 self._record_after_close()
                 return
             if len(self._queue) >= self.max_queue and not self._make_room():
+                if self._closed:  # closed while it waited for room: dropped, and counted
+                    self._record_after_close()
                 return
             self._queue.append((event, run_id, time.time(), trace_metadata))
         except Exception:  # noqa: BLE001 - never break the run
@@ -371,3 +374,38 @@ def _close_all() -> None:  # interpreter exit: flush with a bounded timeout
             sink.close(timeout=10.0)
         except Exception:
             log.exception("tracelake sink: close at exit failed; the spool keeps what was left")
+
+
+# What a forked child inherited from its parent's sinks: kept referenced and never used or
+# closed here (closing a database connection, an spool lock or a pipe in the child would end
+# the parent's; dropping them would close them on garbage collection).
+_inherited: list[object] = []
+
+
+def _start_afresh_in_child() -> None:
+    """After ``fork()`` (gunicorn ``--preload``, multiprocessing's ``fork``): the child has the
+    sinks' objects but none of their threads, and their queues hold the parent's events (the
+    parent stores those). Each sink starts again here as it was created: a new database
+    connection, its own spool owner folder, new threads and scrubber process; the inherited
+    pipes to the parent's scrubber process are detached so that process still sees its input
+    end when the parent exits. A multiprocessing worker, which leaves through ``os._exit``
+    (no atexit), closes its sinks through multiprocessing's own exit hook."""
+    for sink in list(_live):
+        with contextlib.suppress(Exception):
+            _inherited.append(sink.__dict__.copy())
+            if sink._writer.offload is not None:
+                sink._writer.offload.detach()
+            sink.__init__(**sink._args)  # type: ignore[misc]
+    mp_util = sys.modules.get("multiprocessing.util")
+    if mp_util is not None:  # (a worker clears its exit hooks after this: register after it)
+        for sink in _live:
+            mp_util.register_after_fork(sink, _close_at_worker_exit)
+
+
+def _close_at_worker_exit(sink: TraceSink) -> None:
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(sink, sink.close, kwargs={"timeout": 10.0}, exitpriority=100)
+
+
+os.register_at_fork(after_in_child=_start_afresh_in_child)

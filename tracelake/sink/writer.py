@@ -78,6 +78,7 @@ class Writer:
         self._spool_retry_at = 0.0
         self._seen = 0  # queue length at the last look (the runner is producing if it grew)
         self.pending: deque[Prepared] = deque()
+        self.in_hand = 0  # events being prepared on this thread right now
 
     @property
     def holding(self) -> bool:
@@ -125,7 +126,7 @@ class Writer:
         if self.queue and not self.pending:
             if off is None or not (off.usable or off.outstanding):
                 # no scrubber process (or it is still starting): prepare here
-                self.pending.append(self.preparer.prepare(self._take(), self._between))
+                self.pending.append(self._prepare_here(self._take()))
             elif not off.usable or not off.has_room:
                 wait = 0.05  # woken when an answer arrives
             elif self._partial_and_young():
@@ -156,7 +157,7 @@ class Writer:
         for done in off.collect():
             if isinstance(done, Taken):
                 done = (
-                    self.preparer.prepare(done.items, self._between)
+                    self._prepare_here(done.items)
                     if done.items is not None
                     else self.preparer.unreadable(done.size, done.oldest, done.why)
                 )
@@ -171,6 +172,13 @@ class Writer:
                 )
             off.close(0.0)
             self.offload = None
+
+    def _prepare_here(self, items: list[Item]) -> Prepared:
+        self.in_hand = len(items)  # what close() loses if its timeout ends meanwhile
+        try:
+            return self.preparer.prepare(items, self._between)
+        finally:
+            self.in_hand = 0
 
     def take_back(self) -> list[Prepared]:
         """At close: everything taken from the queue and not delivered, in order (batches
@@ -256,6 +264,14 @@ class Writer:
         too."""
         leftover = [self.queue.popleft() for _ in range(len(self.queue))]
         self.counters.recorded += len(leftover)
+        if self.in_hand:  # the thread is still inside them (a to_dict() that does not return)
+            self.counters.dropped += self.in_hand
+            log.error(
+                "tracelake sink: close() ran out of time while the writer was preparing %d "
+                "events (an object's to_dict() or snapshot did not return); they are lost. "
+                "Give close() a longer timeout",
+                self.in_hand,
+            )
         batches = self.take_back()
         if leftover:
             batches.append(self.preparer.prepare(leftover))

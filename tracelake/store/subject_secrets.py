@@ -24,6 +24,7 @@ import atexit
 import contextlib
 import hashlib
 import hmac
+import os
 import secrets
 import threading
 import time
@@ -280,6 +281,20 @@ def dispose_all() -> None:
 
 
 atexit.register(dispose_all)
+
+_inherited: list[SubjectSecrets] = []
+
+
+def _forget_inherited() -> None:
+    """In a forked child: the parent's connections are kept, never used or closed (closing
+    one would end the parent's session); this process opens its own when it needs them."""
+    global _REGISTRY_LOCK
+    _REGISTRY_LOCK = threading.Lock()  # it may have been held by a thread of the parent's
+    _inherited.extend(_REGISTRY.values())
+    _REGISTRY.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited)
 
 
 def _lookup(key: bytes, url: str, text: str) -> bytes:
