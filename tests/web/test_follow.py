@@ -39,7 +39,7 @@ def until(what: str, check: Callable[[], bool], timeout: float = WAIT) -> None:
 
 def caught_up(store: Store) -> bool:
     low = min(ProjectionEngine(store).checkpoints().values())
-    return low == store.reader.max_position() and low > 0
+    return low == store.max_position() and low > 0
 
 
 def some_runs(tag: str, names: set[str] | None = None) -> bytes:
@@ -73,7 +73,7 @@ def test_follower_projects_new_events_and_equals_a_rebuild(
     for i in range(3):  # several appends while it waits
         ingest_bytes(store, some_runs(f"live{i}", {"order_detail", "binding_repaired"}))
         until(f"append {i} projected", lambda: caught_up(store))
-    until("counted", lambda: f.state.events == store.reader.max_position())
+    until("counted", lambda: f.state.events == store.max_position())
     followed = snapshot(store)
     ProjectionEngine(store).rebuild()
     assert snapshot(store) == followed

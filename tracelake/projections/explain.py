@@ -36,7 +36,7 @@ class Explanation:
 
 
 def explain(store: Store, run_id: str) -> Explanation | None:
-    events = store.reader.run_events(run_id)
+    events = store.run_events(run_id)
     if not events:
         return None
     events.sort(key=lambda e: e.position)

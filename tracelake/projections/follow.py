@@ -139,7 +139,7 @@ class Follower:
     def _behind(self) -> bool:
         """Poll: has the log moved past the lowest checkpoint? (a read; no write lock)."""
         low = min(self.state.positions.values(), default=0)
-        return self.store.reader.max_position() > low
+        return self.store.max_position() > low
 
     # -- leadership --------------------------------------------------------------------------
     @contextlib.contextmanager
