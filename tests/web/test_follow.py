@@ -158,6 +158,10 @@ def test_follower_survives_its_connection_being_killed(
     engine.dispose()
     assert killed
     until("the error is noticed", lambda: f.state.errors >= 1)
+    # the store translated the driver's error (it says what happened and what to do)
+    assert (f.state.last_error or "").startswith("StoreUnavailableError: follow the log"), (
+        f.state.last_error
+    )
     ingest_bytes(store, some_runs("after-outage"))
     until("caught up after reconnecting", lambda: caught_up(store))
     assert f.state.leader

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-from tracelake.store import partitions, tracking
+from tracelake.store import leadership, partitions, tracking
 from tracelake.store.appender import Appender, PostgresAppender, SqliteAppender
 from tracelake.store.connection import (
     create_engine,
@@ -31,6 +31,7 @@ from tracelake.store.connection import (
     translate_errors,
     write_transaction,
 )
+from tracelake.store.leadership import Leadership
 from tracelake.store.partitions import Partition
 from tracelake.store.quarantine import (
     PostgresQuarantineWriter,
@@ -235,6 +236,14 @@ class Store:
         """The monthly partitions of ``events`` (none when it is not partitioned)."""
         with self.reading("read partitions") as conn:
             return partitions.partitions(conn) if partitions.is_partitioned(conn) else []
+
+    def lead(
+        self, what: str = "follow the log"
+    ) -> contextlib.AbstractContextManager[Leadership | None]:
+        """Try to become the one process that follows this database (``store.leadership``):
+        a :class:`Leadership` (which can wait for appends on PostgreSQL) while it leads, None
+        when another process does."""
+        return leadership.lead(self.url, what)
 
     def on_pool(self, name: PoolEvent, fn: Callable[..., Any]) -> None:
         """Watch the pool's DBAPI connections (the sink interrupts a hung call with them)."""
