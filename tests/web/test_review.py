@@ -84,6 +84,12 @@ def test_evidence_matches_the_learning_records(loaded: Store) -> None:
     assert "Binding repairs" in page
     assert repair["evidence"]["recovered_path"] in page and repair["evidence"]["field_name"] in page
     assert repair["query_family"] in page
+    assert "<dt>plan</dt>" not in page  # only a kind with a tool sequence shows one
+
+    path = next(d for d in docs if d["type"] == "plan_path")
+    page = c.get(f"/suggestions/{path['id']}").text
+    assert path["plan_tools"]
+    assert f"<dt>plan</dt><dd>{' → '.join(path['plan_tools'])}</dd>" in page
 
 
 def test_approve_reject_skip_through_the_pages_are_the_cli_events(

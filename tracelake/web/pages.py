@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tracelake.errors import TracelakeError
+from tracelake.promotion import kinds
 from tracelake.promotion import review as sug
 from tracelake.web import charts, data
 from tracelake.web.app import Context, context
@@ -242,6 +243,7 @@ async def suggestion_page(request: Request) -> Response:
         "suggestion.html",
         session=session,
         doc=doc,
+        sequences=kinds.sequences(doc),  # a plan path's tools, say (promotion.kinds)
         evidence=evidence,
         history=history,
         next_id=data.next_item(q["items"], sid),
