@@ -195,3 +195,20 @@ def test_json_api(loaded: Store) -> None:
     board = _api(c, "get", "/api/dashboard").json()
     assert set(board) == {"failures", "latency", "funnel"}
     assert board["funnel"]["promoted"] == 1 and board["funnel"]["rejected"] == 1
+
+
+def test_the_run_page_marks_the_events_that_mean_trouble(loaded: Store) -> None:
+    """The timeline's trouble rows are the runner adapter's (graph-tool-call: failed, retried,
+    aborted); the page does not name them itself."""
+    with loaded.reading() as conn:
+        failed = conn.execute(
+            sa.select(learning_records.c.run_id).where(learning_records.c.success.is_(False))
+        ).scalars()
+        run_id = next(iter(failed))
+    c = helpers.client(loaded)
+    helpers.login(c)
+    page = c.get(f"/runs/{run_id}").text
+    rows = re.findall(r'<tr class="(bad|)"><td>\d+</td><td>\d+</td><td>([^<]*)</td>', page)
+    assert rows and any(bad for bad, _ in rows)
+    trouble = {"step.failed", "plan.aborted", "step.retrying"}
+    assert all((bad == "bad") == (etype in trouble) for bad, etype in rows), rows

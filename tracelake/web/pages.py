@@ -17,6 +17,7 @@ from starlette.routing import Route
 from tracelake.errors import TracelakeError
 from tracelake.promotion import kinds
 from tracelake.promotion import review as sug
+from tracelake.runners.registry import TIMELINE_TROUBLE
 from tracelake.web import charts, data
 from tracelake.web.app import Context, context
 from tracelake.web.security import (
@@ -336,7 +337,7 @@ async def run_page(request: Request) -> Response:
     view = await run_in_threadpool(data.run_view, ctx.store, run_id)
     if view is None:
         return render(request, "error.html", 404, title="No such run", message=f"no run {run_id!r}")
-    return render(request, "run.html", run=view)
+    return render(request, "run.html", run=view, trouble=TIMELINE_TROUBLE)
 
 
 async def healthz(request: Request) -> Response:
