@@ -97,10 +97,9 @@ def evidence(store: Store, doc: dict[str, Any]) -> dict[str, Any]:
     with store.reading("read a suggestion's evidence") as conn:
         rows = [r for r in conn.execute(query) if _matches(r, target)]
         by_kind: dict[str, Any] = {key: [] for key, _ in _SHOWN.values()}
-        kind = kinds.info(str(doc.get("type")))
-        if kind is not None and kind.evidence is not None:  # the rows of its evidence table
-            key, read = _SHOWN[kind.evidence.name]
-            by_kind[key] = read(conn, doc, collection, ev)
+        shown = _shown_for(doc)
+        if shown is not None:  # the rows of its kind's evidence table
+            by_kind[shown[0]] = shown[1](conn, doc, collection, ev)
     runs = [
         {
             "run_id": r.run_id,
@@ -142,6 +141,13 @@ _SHOWN: dict[str, tuple[str, EvidenceReader]] = {
     coercion_evidence.name: ("coercions", lambda conn, doc, c, ev: _coercions(conn, c, ev)),
     data_flow_evidence.name: ("data_flows", lambda conn, doc, c, ev: _flows(conn, c, ev)),
 }
+
+
+def _shown_for(doc: dict[str, Any]) -> tuple[str, EvidenceReader] | None:
+    """How the page shows the evidence rows of the document's kind (None: a kind counted from
+    the learning records, or one no longer known)."""
+    kind = kinds.info(str(doc.get("type")))
+    return None if kind is None or kind.evidence is None else _SHOWN[kind.evidence.name]
 
 
 def _repairs(conn: sa.Connection, doc: dict[str, Any], collection: str, ev: dict[str, Any]) -> Any:
