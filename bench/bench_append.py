@@ -101,7 +101,7 @@ def tracelake_append(url: str, rows: list[NewEvent], batch: int, round_no: int) 
     ]
     start = time.perf_counter()
     for i in range(0, len(rows), batch):
-        result = store.appender.append(rows[i : i + batch])
+        result = store.append(rows[i : i + batch])
         assert result.appended == len(rows[i : i + batch])
     elapsed = time.perf_counter() - start
     store.dispose()

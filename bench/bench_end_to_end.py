@@ -190,7 +190,7 @@ def plain_read(url: str) -> tuple[float, int]:
     store = open_store(url)
     try:
         t0 = time.perf_counter()
-        n = sum(1 for _ in store.reader.iter_all())
+        n = sum(1 for _ in store.iter_all())
         return time.perf_counter() - t0, n
     finally:
         store.dispose()

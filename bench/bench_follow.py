@@ -54,7 +54,7 @@ def _projected(store: object) -> bool:
     from tracelake.projections import ProjectionEngine
 
     low = min(ProjectionEngine(store).checkpoints().values())  # type: ignore[arg-type]
-    return low >= store.reader.max_position()  # type: ignore[attr-defined]
+    return low >= store.max_position()  # type: ignore[attr-defined]
 
 
 def measure(url: str, batches: int) -> dict[str, object]:

@@ -56,7 +56,7 @@ def run(url: str, rows: list[NewEvent], batch: int, chained: bool) -> float:
     try:
         start = time.perf_counter()
         for i in range(0, len(rows), batch):
-            store.appender.append(rows[i : i + batch])
+            store.append(rows[i : i + batch])
         return len(rows) / (time.perf_counter() - start)
     finally:
         appender.chain.link_appended = original  # type: ignore[method-assign]

@@ -92,20 +92,20 @@ def copy_of(e: StoredEvent, run_id: str, seq: int) -> NewEvent:
 
 
 def grow(store: Store, n: int, batch: int) -> int:
-    templates = list(store.reader.iter_all())
+    templates = list(store.iter_all())
     total, copy = len(templates), 0
     while total < n:
         copy += 1
         rows = [copy_of(e, f"{e.run_id}-c{copy}", e.seq) for e in templates][: n - total]
         for i in range(0, len(rows), batch):
-            store.appender.append(rows[i : i + batch])
+            store.append(rows[i : i + batch])
         total += len(rows)
     return total
 
 
 def plain_read(store: Store, batch: int) -> tuple[float, int]:
     start = time.perf_counter()
-    count = sum(1 for _ in store.reader.iter_all(batch=batch))
+    count = sum(1 for _ in store.iter_all(batch=batch))
     return time.perf_counter() - start, count
 
 
@@ -164,7 +164,7 @@ def follow(store: Store, events: list[NewEvent], piece: int) -> float:
     engine.catch_up()
     spent = 0.0
     for i in range(0, len(events), piece):
-        store.appender.append(events[i : i + piece])
+        store.append(events[i : i + piece])
         start = time.perf_counter()
         engine.catch_up()
         spent += time.perf_counter() - start
@@ -220,7 +220,7 @@ def main() -> None:
             upd = after["learning_records"][1] - before.get("learning_records", (0, 0, 0))[1]
             print(f"learning records: {records:,}; updates per record: {upd / max(records, 1):.2f}")
 
-        templates = list(store.reader.read_after(0, 20_000))
+        templates = list(store.read_after(0, 20_000))
         long_events = long_run(templates, args.long, "long-run")
         short = short_runs(templates, args.long, args.piece)
         half = len(short) // 2 // args.piece * args.piece

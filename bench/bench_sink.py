@@ -145,7 +145,7 @@ def hang_scenario(seconds: float, rate: float) -> None:
             replayer = TraceSink(server.url, spool_dir=db)
             replayer.close(timeout=120)
             store = open_store(server.url)
-            stored = sum(1 for e in store.reader.iter_all() if e.run_id.startswith("r"))
+            stored = sum(1 for e in store.iter_all() if e.run_id.startswith("r"))
             store.dispose()
             print(
                 f"  SIGKILL {seconds / 2:.0f} s into a hang at {rate:,.0f} events/s: accepted "

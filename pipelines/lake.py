@@ -69,7 +69,7 @@ def export(
     engine = ProjectionEngine(store)
     engine.catch_up()
     marks = io.read_watermarks(root)
-    log_top = store.reader.max_position()
+    log_top = store.max_position()
     projected = min(engine.checkpoints().values(), default=0)
     report = LakeReport()
     for table in TABLES:

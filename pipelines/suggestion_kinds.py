@@ -1,5 +1,6 @@
 """The registry of suggestion kinds: each kind says, in one place, how it is read, derived and
-exported. Adding a kind means adding one :class:`SuggestionKind` to :data:`KINDS`.
+exported. Adding a kind means adding one :class:`SuggestionKind` to :data:`KINDS` (and its
+name and evidence table to ``tracelake.promotion.kinds``, which the review page shares).
 
 * **read** (evidence kinds only): the evidence table, the columns the job reads from it and
   the rows it keeps (:func:`pipelines.io.read_evidence` joins them to the run's learning record);
@@ -21,18 +22,19 @@ from typing import Any
 import polars as pl
 import sqlalchemy as sa
 
-from tracelake.store.schema import binding_repair_evidence, coercion_evidence, data_flow_evidence
+from tracelake.promotion.kinds import (
+    BINDING_REPAIR,
+    DATA_FLOW_EDGE,
+    ENUM_MAPPING_CANDIDATE,
+    PLAN_PATH,
+    TARGET_PREFERENCE,
+    evidence_table,
+)
 
 from . import derive
 
 Row = Mapping[str, Any]
 Exported = tuple[dict[str, Any], dict[str, Any]]  # (document fields, evidence)
-
-TARGET_PREFERENCE = "target_preference"
-PLAN_PATH = "plan_path"
-DATA_FLOW_EDGE = "data_flow_edge"
-BINDING_REPAIR = "binding_repair"
-ENUM_MAPPING_CANDIDATE = "enum_mapping_candidate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +123,10 @@ def _export_enum(r: Row) -> Exported:
 
 # --- the registry -------------------------------------------------------------------------
 
-_ev, _co, _df = binding_repair_evidence, coercion_evidence, data_flow_evidence
+# the names and evidence tables are tracelake.promotion.kinds' (the review page reads them too)
+_df, _ev, _co = (
+    evidence_table(k) for k in (DATA_FLOW_EDGE, BINDING_REPAIR, ENUM_MAPPING_CANDIDATE)
+)
 
 KINDS: dict[str, SuggestionKind] = {
     k.name: k

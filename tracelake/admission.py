@@ -14,14 +14,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracelake import codec
 from tracelake.runners import InboundEvent
 from tracelake.runners.registry import columns_of
 from tracelake.scrub.pseudonym import subject_key
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
-from tracelake.store.redactions import Reports
 
 if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
     from tracelake.scrub import Scrubber
@@ -29,6 +28,12 @@ if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's im
 log = logging.getLogger("tracelake.admission")
 
 SCRUB_FAILED = "scrub_failed"
+
+
+class ReportRefs(Protocol):
+    """Where redaction reports are interned (a :class:`tracelake.store.Store`)."""
+
+    def report_ref(self, report: Mapping[str, Any] | None) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +134,11 @@ def encode_event(
     run_id: str,
     seq: int | None,
     recorded_at: datetime,
-    reports: Reports,
+    reports: ReportRefs,
     event_id: str | None = None,
 ) -> EncodedEvent:
     """The fast path: the row encoded once with the fast codec (payload JSON, content hash,
-    redaction report interned through *reports*, ``Store.intern_reports`` in ``tracelake ingest``), ready
+    redaction report interned through *reports*, the store: ``Store.report_ref``), ready
     for ``Store.append``. ``tracelake ingest`` does the same work split between its
     workers (encoding) and its main process (interning)."""
     payload_json = codec.dumps_bytes(scrubbed.payload)
@@ -146,7 +151,7 @@ def encode_event(
         recorded_at=recorded_at,
         payload_json=payload_json.decode(),
         content_hash=hash_payload(payload_json),
-        redactions_json=reports.ref_of(scrubbed.report or None),
+        redactions_json=reports.report_ref(scrubbed.report or None),
         event_id=event_id or inbound.event_id,
         plan_id=plan_id,
         step_id=step_id,

@@ -244,8 +244,8 @@ class LegacyKeys:
 
         bare_ids = sorted({key[0] for _, key, bare in self._marks if bare})
         keyed = [key for _, key, bare in self._marks if not bare]
-        stored_runs = store.reader.existing_runs(bare_ids) if bare_ids else set()
-        hashes = store.reader.content_hashes(keyed) if keyed else {}
+        stored_runs = store.existing_runs(bare_ids) if bare_ids else set()
+        hashes = store.content_hashes(keyed) if keyed else {}
         adopted = 0
         for index, key, bare in self._marks:
             event = batch[index]

@@ -57,7 +57,7 @@ def _first_run(url: str) -> str:
 
     store = open_store(url)
     try:
-        return store.reader.read_after(0, 1)[0].run_id
+        return store.read_after(0, 1)[0].run_id
     finally:
         store.dispose()
 

@@ -51,7 +51,7 @@ def test_reingest_after_upgrade_appends_nothing(revision: str, tmp_path: Path) -
     store = open_store(url)
     try:
         assert store.revision() == revision
-        before = store.reader.stats()
+        before = store.stats()
     finally:
         store.dispose()
     up = tl("db", "upgrade", url=url)
@@ -65,7 +65,7 @@ def test_reingest_after_upgrade_appends_nothing(revision: str, tmp_path: Path) -
     assert set(summary["quarantined_by_reason"]) <= {"sequence_conflict"}
     store = open_store(url)
     try:
-        after = store.reader.stats()
+        after = store.stats()
     finally:
         store.dispose()
     assert (after["events"], after["runs"]) == (before["events"], before["runs"])

@@ -33,7 +33,7 @@ def test_nul_and_lone_surrogates_are_stored_replaced_on_both_backends(store: Sto
     run[1] = {**run[1], "note": "a\u0000b", "bad": "x\ud800y"}  # json.dumps writes \u escapes
     report = ingest_bytes(store, lines(*run))
     assert (report.appended, report.quarantined_total) == (len(run), 0)
-    stored = store.reader.read_after(0)[1].payload
+    stored = store.read_after(0)[1].payload
     assert "\x00" not in json.dumps(stored, ensure_ascii=False)
     assert stored["note"] == "a\ufffdb"
 
@@ -53,7 +53,7 @@ def test_ids_and_types_with_personal_data_are_pseudonymised(store: Store) -> Non
         ),
     )
     assert report.appended == 2
-    stored = store.reader.read_after(0)
+    stored = store.read_after(0)
     dump = json.dumps(
         [(e.run_id, e.event_id, e.type, e.payload) for e in stored], ensure_ascii=False
     )
@@ -95,7 +95,7 @@ def test_a_run_split_over_two_files_continues(store: Store) -> None:
     assert ingest_bytes(store, lines(*env[:half]), origin="a.jsonl").appended == half
     assert ingest_bytes(store, lines(*env[half:]), origin="b.jsonl").appended == len(env) - half
     assert ingest_bytes(store, lines(*env), origin="c.jsonl").duplicates == len(env)
-    stored = store.reader.run_events("ql-run-1")
+    stored = store.run_events("ql-run-1")
     assert [e.type for e in stored] == [e["type"] for e in run]
     assert [e.seq for e in stored] == list(range(1, len(run) + 1))
 
@@ -117,4 +117,4 @@ def test_identical_bare_runs_in_two_files_are_two_runs(store: Store, tmp_path: P
         with open_source(str(path)) as stream:
             counts.append(ingestor.ingest(stream, str(path)).appended)
     assert counts == [len(gtc_runs()[0]), len(gtc_runs()[0]), 0]
-    assert store.reader.stats()["runs"] == 2
+    assert store.stats()["runs"] == 2

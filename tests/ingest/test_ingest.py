@@ -12,7 +12,7 @@ from tracelake.store import Store, StoredEvent
 
 def runs_of(store: Store) -> dict[str, list[StoredEvent]]:
     runs: dict[str, list[StoredEvent]] = defaultdict(list)
-    for e in store.reader.iter_all():
+    for e in store.iter_all():
         runs[e.run_id].append(e)
     return runs
 
@@ -35,7 +35,7 @@ def test_bare_graph_tool_call_stream_is_stored_once_in_stream_order(store: Store
         assert got[0].collection_id == "orders-api"
     again = ingest_bytes(store, data)
     assert (again.appended, again.duplicates) == (0, total)
-    assert store.reader.stats()["events"] == total
+    assert store.stats()["events"] == total
 
 
 def test_a_run_keeps_its_identity_across_plan_repaired(store: Store) -> None:
@@ -51,7 +51,7 @@ def test_same_plan_id_in_many_runs_gives_many_runs(store: Store) -> None:
     other = [dict(e, trace_metadata={**e["trace_metadata"], "case_id": "second"}) for e in one]
     report = ingest_bytes(store, jsonl(one + other))
     assert len(report.runs) == 2
-    assert {e.plan_id for e in store.reader.iter_all()} == {one[0]["plan_id"]}
+    assert {e.plan_id for e in store.iter_all()} == {one[0]["plan_id"]}
 
 
 def test_envelopes_use_their_run_id_and_mix_with_gzip(store: Store) -> None:
@@ -126,7 +126,7 @@ def test_bad_lines_are_quarantined_and_good_lines_after_them_are_stored(store: S
     # the same bad input again quarantines nothing new and appends nothing
     again = ingest_bytes(store, b"\n".join(lines) + b"\n", origin="bad.jsonl", max_line_bytes=4096)
     assert again.appended == 0
-    assert store.reader.stats()["quarantined"] == len(bad)
+    assert store.stats()["quarantined"] == len(bad)
 
 
 def test_a_failing_scrubber_stores_a_minimal_record_never_the_raw_event(store: Store) -> None:
@@ -156,10 +156,9 @@ def test_a_failing_scrubber_stores_a_minimal_record_never_the_raw_event(store: S
     report = ingestor.ingest(io.BufferedReader(io.BytesIO(jsonl(run))), "x.jsonl")
     n_started = sum(e["type"] == "step.started" for e in run)
     assert report.appended == len(run) and report.scrub_failed == n_started
-    stored = list(store.reader.iter_all())
+    stored = list(store.iter_all())
     minimal = [e for e in stored if e.type == "step.started"]
-    reports = store.appender.reports  # events hold a reference to their interned report
-    assert [(e.payload, reports.expand(e.redactions)) for e in minimal] == [
+    assert [(e.payload, store.redaction_report(e.redactions)) for e in minimal] == [
         ({"type": "step.started", "scrub_failed": True}, {"failed": "scrub_failed"})
     ] * n_started
     assert [e.seq for e in stored] == list(range(1, len(run) + 1))  # type, run and seq kept

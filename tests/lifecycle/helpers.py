@@ -97,7 +97,7 @@ def append_in_batches(store: Store, events: list[NewEvent], rng: random.Random) 
     i = 0
     while i < len(events):
         n = rng.randint(1, 400)
-        store.appender.append(events[i : i + n])
+        store.append(events[i : i + n])
         i += n
 
 

@@ -33,7 +33,7 @@ def test_intact_log_verifies_in_full_and_incrementally(
     # re-appending the same batch adds nothing and keeps the chain whole
     more = timed_events(fake, START + timedelta(days=30), 300, timedelta(minutes=3), rng, "b")
     append_in_batches(store, more, rng)
-    store.appender.append(more[:50])
+    store.append(more[:50])
     second = verify(store)
     assert second.ok and second.incremental, second
     assert second.start == first.end and second.events == 300

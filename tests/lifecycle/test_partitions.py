@@ -45,19 +45,19 @@ def test_keys_stay_unique_across_months(store: Store, fake: Faker) -> None:
     with store.writing() as conn:
         partitions.ensure_months(conn, JAN)
     jan = [_ev(fake, f"r{i}", 1, JAN) for i in range(20)]
-    assert store.appender.append(jan).appended == 20
+    assert store.append(jan).appended == 20
     # the same events re-sent a month later (a re-ingest): they would land in February's
     # partition, where no unique index sees January; the append lock's lookup does
     feb_same = [replace(e, recorded_at=FEB) for e in jan]
-    again = store.appender.append(feb_same)
+    again = store.append(feb_same)
     assert (again.appended, again.duplicates) == (0, 20)
     # a different event at a taken key in another month: a conflict, quarantined
-    clash = store.appender.append([_ev(fake, "r3", 1, FEB)])
+    clash = store.append([_ev(fake, "r3", 1, FEB)])
     assert (clash.appended, len(clash.conflicts)) == (0, 1)
     # live events (store-numbered) dedupe by event_id across months
     live = NewEvent("live", None, "x", "graph_tool_call", {"a": 1}, JAN, event_id="e-1")
-    assert store.appender.append([live]).appended == 1
-    assert store.appender.append([replace(live, recorded_at=FEB)]).duplicates == 1
+    assert store.append([live]).appended == 1
+    assert store.append([replace(live, recorded_at=FEB)]).duplicates == 1
     assert _count(store) == 21
     assert verify(store, full=True).ok
 
@@ -73,8 +73,7 @@ def test_concurrent_writers_in_different_months_store_one_copy(store: Store, fak
     ]
     stores = [open_store(store.url) for _ in shifted]
     threads = [
-        threading.Thread(target=s.appender.append, args=(b,))
-        for s, b in zip(stores, shifted, strict=True)
+        threading.Thread(target=s.append, args=(b,)) for s, b in zip(stores, shifted, strict=True)
     ]
     for t in threads:
         t.start()
@@ -90,7 +89,7 @@ def test_concurrent_writers_in_different_months_store_one_copy(store: Store, fak
 @PG[1]
 def test_a_late_month_takes_its_rows_from_the_default_partition(store: Store, fake: Faker) -> None:
     far = datetime(2031, 7, 9, tzinfo=UTC)  # beyond the prepared months: DEFAULT
-    store.appender.append([_ev(fake, f"f{i}", 1, far) for i in range(7)])
+    store.append([_ev(fake, f"f{i}", 1, far) for i in range(7)])
     with store.reading() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM events_default")).scalar() == 7
     with store.writing() as conn:
@@ -151,15 +150,15 @@ def _populated_0005(url: str, fake: Faker) -> None:
     result = verify(store, full=True)
     assert result.ok and result.events == 120, result
     # appends continue the numbering, and old keys are still known
-    fresh = store.appender.append(
+    fresh = store.append(
         [NewEvent("old-0", 1, "plan.started", "graph_tool_call", {"x": 1}, datetime.now(UTC))]
     )
     assert len(fresh.conflicts) == 1
-    new = store.appender.append(
+    new = store.append(
         [NewEvent("new", 1, "plan.started", "graph_tool_call", {"x": 1}, datetime.now(UTC))]
     )
     assert new.appended == 1
-    assert store.reader.max_position() > before[-1][0]
+    assert store.max_position() > before[-1][0]
     if engine.dialect.name == "postgresql":
         names = {p.name for p in partitions.partitions_of(engine)}
         assert {"events_p2025_10", "events_p2026_01", "events_default"} <= names
@@ -178,8 +177,8 @@ def _populated_0005(url: str, fake: Faker) -> None:
     assert sorted(back) == sorted(kept)
     migrate.upgrade(engine)
     assert verify(store, full=True).ok
-    store.appender.append(
+    store.append(
         [NewEvent("new", 2, "plan.started", "graph_tool_call", {"x": 2}, datetime.now(UTC))]
     )
-    assert store.reader.max_position() > max(p for p, _ in kept)
+    assert store.max_position() > max(p for p, _ in kept)
     engine.dispose()

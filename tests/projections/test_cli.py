@@ -18,7 +18,7 @@ def test_project_then_explain(store: Store, db_url: str) -> None:
     load_corpus(store, agentlane=False)
     code, out = invoke("project", "--database-url", db_url)
     assert code == 0, out
-    top = str(store.reader.max_position())
+    top = str(store.max_position())
     assert "learning_records" in out and top in out
     code, out = invoke("project", "--rebuild", "--name", "runs", "--database-url", db_url)
     assert code == 0 and "rebuilt" in out, out

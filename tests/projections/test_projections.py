@@ -324,7 +324,7 @@ def test_checkpoint_and_rows_are_one_transaction_per_projection(store: Store) ->
     load_corpus(store, agentlane=False)
     engine = ProjectionEngine(store, batch_size=1000)
     result = engine.catch_up(["runs"])
-    top = store.reader.max_position()
+    top = store.max_position()
     assert result.positions == {"runs": top}
     assert engine.checkpoints()["learning_records"] == 0
     (n,) = rows(store, "SELECT COUNT(*) FROM learning_records")[0]
@@ -358,7 +358,7 @@ def test_unknown_projection_name_says_what_exists(store: Store) -> None:
 def test_fold_is_pure(projected: Store) -> None:
     from tracelake.projections.fold import fold
 
-    events = projected.reader.run_events("run-repaired")
+    events = projected.run_events("run-repaired")
     a, b = fold(events), fold(list(events))
     assert isinstance(a, RunFold)
     assert (a.plan_ids, a.tools, a.status) == (b.plan_ids, b.tools, b.status)

@@ -83,7 +83,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Stored
     ingest_bytes(store, agentlane_bytes(), origin="agentlane.jsonl")
     job.run(store, Policy(auto_promote=True))
     runs: dict[str, list[StoredEvent]] = {}
-    for e in store.reader.iter_all():
+    for e in store.iter_all():
         runs.setdefault(e.run_id, []).append(e)
     store.dispose()
     return runs
@@ -185,7 +185,7 @@ def test_rebuild_equals_incremental_for_every_projection(
         if pos >= len(log):
             break
         size = appends[step % len(appends)]
-        store.appender.append(log[pos : pos + size])
+        store.append(log[pos : pos + size])
         pos += size
         action = switch[step % len(switch)]
         if action == "new":  # no cached folds: a projector in a new process

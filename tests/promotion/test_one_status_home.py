@@ -66,7 +66,7 @@ def test_records_are_never_updated_and_status_comes_from_decisions(store: Store)
     job.run(store, Policy())
     first = q(store, "SELECT * FROM learning_records ORDER BY run_id")
     assert len(first) == 5
-    stats = store.reader.stats()  # `tracelake stats`: the decisions' runs are not runs
+    stats = store.stats()  # `tracelake stats`: the decisions' runs are not runs
     assert stats["runs"] == 5 and stats["events_by_source"]["tracelake"] > 0
 
     target = next(

@@ -3,12 +3,15 @@ how it is read, derived and exported; every lookup refuses an unknown kind by na
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pipelines import io
 from pipelines import suggestion_kinds as kinds
+from tracelake.promotion import kinds as kind_names
 
 
 def test_every_kind_is_counted_from_records_or_read_from_evidence() -> None:
@@ -62,3 +65,40 @@ def test_exports_are_graph_tool_calls_shapes() -> None:
     assert exported["binding_repair"][1]["failed_runs"] == 2
     assert exported["enum_mapping_candidate"][1]["from"] == "Shipped"
     assert exported["enum_mapping_candidate"][1]["to"] == "SHIPPED"
+
+
+def test_the_registry_and_the_shared_kind_list_agree() -> None:
+    """The review page reads names and evidence tables from tracelake.promotion.kinds; the
+    batch job's registry has exactly those kinds, counted from exactly those tables."""
+    assert kind_names.NAMES == kinds.TYPES
+    for name, registered in kinds.KINDS.items():
+        shared = kind_names.info(name)
+        assert shared is not None
+        source = registered.evidence
+        assert shared.evidence is (source.table if source is not None else None), name
+    with pytest.raises(ValueError, match="no evidence kind 'plan_path'"):
+        kind_names.evidence_table("plan_path")
+
+
+def test_a_kinds_tool_sequence_comes_from_the_document_or_its_evidence() -> None:
+    assert kind_names.sequences({"type": "plan_path", "plan_tools": ["a", "b"]}) == [
+        ("plan", ["a", "b"])
+    ]
+    older = {"type": "plan_path", "evidence": {"plan_tools": ["c"]}}
+    assert kind_names.sequences(older) == [("plan", ["c"])]
+    assert kind_names.sequences({"type": "plan_path", "evidence": "?"}) == [("plan", [])]
+    assert kind_names.sequences({"type": "binding_repair", "plan_tools": ["a"]}) == []
+    assert kind_names.sequences({"type": "retired_kind"}) == []
+
+
+def test_the_web_page_names_no_suggestion_kind() -> None:
+    """The page asks tracelake.promotion.kinds; a kind's name in web/ (code or template) would
+    be a second list to keep in step."""
+    web = Path(kind_names.__file__).parents[1] / "web"
+    offenders = [
+        f"{path.name}: {name}"
+        for path in sorted([*web.rglob("*.py"), *web.rglob("*.html")])
+        for name in kind_names.NAMES
+        if re.search(rf"[\"']{name}[\"']", path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

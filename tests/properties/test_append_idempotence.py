@@ -71,7 +71,7 @@ def _event(spec: dict[str, Any], prefix: str) -> NewEvent:
 
 
 def _stored(store: Store, runs: set[str]) -> list[StoredEvent]:
-    rows = [row for run in sorted(runs) for row in store.reader.run_events(run)]
+    rows = [row for run in sorted(runs) for row in store.run_events(run)]
     return sorted(rows, key=lambda row: row.position)
 
 
@@ -89,7 +89,7 @@ def test_any_batches_store_each_event_once_in_first_sent_order(
     events = [_event(spec, prefix) for spec in pool]
     appended = duplicates = 0
     for batch in sent:
-        result = store.appender.append([events[i] for i in batch])
+        result = store.append([events[i] for i in batch])
         assert result.conflicts == [] and result.rejected == 0
         appended += result.appended
         duplicates += result.duplicates

@@ -102,7 +102,7 @@ def test_replay_twice_delivers_every_spooled_event_once_in_run_order(
         reader.open()
         records = [r for seg in reader.replayable() for r in Spool.read(seg)]
         for record in records[:pre_replayed]:  # a replay that died before removing a segment
-            store.appender.append(record.items)  # type: ignore[arg-type]
+            store.append(record.items)  # type: ignore[arg-type]
 
         first = replay(reader, store)
         second = replay(reader, store)
@@ -115,7 +115,7 @@ def test_replay_twice_delivers_every_spooled_event_once_in_run_order(
         for run in range(3):  # every run, so that a torn record's event would show
             run_id = f"{prefix}-r{run}"
             ids = expected.get(run_id, [])
-            rows = store.reader.run_events(run_id)
+            rows = store.run_events(run_id)
             assert [r.event_id for r in rows] == ids
             assert [r.seq for r in rows] == list(range(1, len(ids) + 1))
             assert [r.position for r in rows] == sorted(r.position for r in rows)

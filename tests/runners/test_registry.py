@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,19 @@ from tracelake.demo import run_scenario, scenarios
 from tracelake.runners import classify, classify_object
 from tracelake.runners.adapter import RunnerAdapter
 from tracelake.runners.field_rules import RULE_NAMES, rule_names
-from tracelake.runners.registry import ADAPTERS, SOURCE_UNKNOWN, STATUS_GROUPS, adapter_for
+from tracelake.runners.registry import (
+    ADAPTERS,
+    SOURCE_UNKNOWN,
+    STATUS_GROUPS,
+    TIMELINE_HIDDEN,
+    TIMELINE_TROUBLE,
+    adapter_for,
+    timeline_note,
+)
 from tracelake.scrub.sources import NAMED, SOURCES
 
 PACKAGE = Path(tracelake.__file__).parent
+PIPELINES = PACKAGE.parent / "pipelines"
 
 
 @pytest.fixture(params=ADAPTERS, ids=lambda a: a.source)
@@ -98,17 +108,58 @@ def _string_constants(tree: ast.AST) -> set[str]:
     }
 
 
-def test_no_module_outside_runners_names_a_runner() -> None:
+def _outside_runners() -> list[Path]:
+    """tracelake's modules and templates outside tracelake/runners, and pipelines'."""
+    files = [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.html"), *PIPELINES.rglob("*.py")]
+    return sorted(
+        p
+        for p in files
+        if not (p.is_relative_to(PACKAGE) and "runners" in p.relative_to(PACKAGE).parts)
+    )
+
+
+def _quoted(path: Path) -> set[str]:
+    """The string constants of a module (not its docstrings), or the quoted strings of a
+    template."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".py":
+        return _string_constants(ast.parse(text))
+    return {m.group(2) for m in re.finditer(r"(['\"])([^'\"]*)\1", text)}
+
+
+def test_no_module_outside_runners_names_a_runner_or_its_event_types() -> None:
     """Adding a runner is adding a module under tracelake/runners: nothing else says a
-    runner family's source name in code (docstrings may)."""
-    names = {a.source for a in ADAPTERS}
-    offenders = [
-        str(path.relative_to(PACKAGE))
-        for path in PACKAGE.rglob("*.py")
-        if "runners" not in path.relative_to(PACKAGE).parts
-        and names & _string_constants(ast.parse(path.read_text(encoding="utf-8")))
-    ]
-    assert offenders == []
+    runner family's source name or one of its event types in code or a template (docstrings
+    may); what the rest needs to know about a type is an adapter hook."""
+    names = {a.source for a in ADAPTERS} | {t for a in ADAPTERS for t in a.models}
+    offenders = {
+        f"{path.relative_to(PACKAGE.parent)}: {sorted(found)}"
+        for path in _outside_runners()
+        if (found := names & _quoted(path))
+    }
+    assert offenders == set()
+
+
+def test_the_name_reader_sees_names() -> None:
+    """Guard: the readers find a quoted name in code and in a template, not in a docstring."""
+    assert _string_constants(ast.parse('"""step.failed"""\nx = "step.failed"')) == {"step.failed"}
+    assert _string_constants(ast.parse('"""step.failed"""')) == set()
+    assert len(_outside_runners()) > 50 and any(p.suffix == ".html" for p in _outside_runners())
+
+
+def test_timeline_hooks_name_contract_types(adapter: RunnerAdapter) -> None:
+    types = set(adapter.models)
+    assert adapter.hidden <= types and adapter.trouble <= types and set(adapter.notes) <= types
+    assert frozenset().union(*(a.hidden for a in ADAPTERS)) == TIMELINE_HIDDEN
+    assert frozenset().union(*(a.trouble for a in ADAPTERS)) == TIMELINE_TROUBLE
+
+
+def test_timeline_notes_come_from_the_adapters() -> None:
+    assert timeline_note("binding.repaired", {"recovered_path": "$.a"}) == ["recovered_path=$.a"]
+    assert timeline_note("binding.repaired", {}) == []
+    assert timeline_note("agent_end", {"is_root": True, "result": None}) == ["no result"]
+    assert timeline_note("agent_end", {"is_root": True, "result": "ok"}) == []
+    assert timeline_note("no.such.type", {"recovered_path": "$.a"}) == []
 
 
 def test_adapters_are_frozen_values() -> None:

@@ -22,9 +22,9 @@ def test_encode_event_equals_the_new_event_path_and_appends(store: Store) -> Non
     for seq, raw in enumerate(run, 1):
         inbound = classify(dict(raw))
         scrubbed = scrub(scrubber, inbound)
-        fast.append(encode_event(inbound, scrubbed, "fast", seq, now, store.appender.reports))
+        fast.append(encode_event(inbound, scrubbed, "fast", seq, now, store))
         slow.append(new_event(inbound, scrubbed, "slow", seq, now))
-    encoded_slow = store.appender.encode(slow)
+    encoded_slow = store.encode(slow)
     assert all(isinstance(e, EncodedEvent) for e in fast)
     for f, s in zip(fast, encoded_slow, strict=True):
         assert (f.payload_json, f.content_hash, f.redactions_json, f.type, f.tool) == (
@@ -34,7 +34,7 @@ def test_encode_event_equals_the_new_event_path_and_appends(store: Store) -> Non
             s.type,
             s.tool,
         )
-    assert store.appender.append(fast).appended == len(run)
-    assert store.appender.append(slow).appended == len(run)
-    a, b = store.reader.run_events("fast"), store.reader.run_events("slow")
+    assert store.append(fast).appended == len(run)
+    assert store.append(slow).appended == len(run)
+    a, b = store.run_events("fast"), store.run_events("slow")
     assert [(e.payload, e.redactions) for e in a] == [(e.payload, e.redactions) for e in b]

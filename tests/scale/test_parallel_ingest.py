@@ -98,7 +98,6 @@ def _ingest(store: Store, data: bytes, workers: int, batch: int) -> IngestReport
 
 
 def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    reports = store.appender.reports
     events = [
         (
             e.position,
@@ -112,9 +111,9 @@ def _dump(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             e.tool,
             e.collection_id,
             json.dumps(e.payload, sort_keys=True),
-            json.dumps(reports.expand(e.redactions), sort_keys=True),
+            json.dumps(store.redaction_report(e.redactions), sort_keys=True),
         )
-        for e in store.reader.iter_all()
+        for e in store.iter_all()
     ]
     with store.reading() as conn:
         quarantine = [

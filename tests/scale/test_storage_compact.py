@@ -27,7 +27,7 @@ def test_trace_metadata_is_interned_and_read_back_whole(store: Store) -> None:
     key = load_pseudonym_key(store.url)
     scrubber = get_scrubber(key)
     expected = [scrubber.scrub_event("graph_tool_call", e["type"], e).payload for e in events]
-    stored = list(store.reader.iter_all())
+    stored = list(store.iter_all())
     assert [e.payload for e in stored] == expected
     assert all(set(e.redactions or {"r": 0}) == {"r"} for e in stored)  # "t" stays inside
     runs = len(gtc_runs())
@@ -44,20 +44,20 @@ def test_trace_metadata_is_interned_and_read_back_whole(store: Store) -> None:
     meta = {"collection_id": "c", "request_id": "r-1"}
     now = datetime.now(UTC)
     new = [NewEvent("n1", i, "x", "unknown", {"i": i, "trace_metadata": meta}, now) for i in (1, 2)]
-    assert store.appender.append(new).appended == 2
-    got = store.reader.run_events("n1")
+    assert store.append(new).appended == 2
+    got = store.run_events("n1")
     assert [e.payload for e in got] == [
         {"i": 1, "trace_metadata": meta},
         {"i": 2, "trace_metadata": meta},
     ]
     assert [e.redactions for e in got] == [None, None]
-    assert store.appender.append(new).duplicates == 2
+    assert store.append(new).duplicates == 2
 
 
 def test_downgrade_puts_trace_metadata_back_and_the_chain_verifies(store: Store) -> None:
     events = [e for run in gtc_runs() for e in run]
     ingest_bytes(store, jsonl(events))
-    before = [e.payload for e in store.reader.iter_all()]
+    before = [e.payload for e in store.iter_all()]
     store.downgrade("0008")
     assert verify(store, full=True).ok
     with store.reading() as conn:
@@ -112,7 +112,8 @@ def test_the_cut_out_json_is_the_encoded_rest() -> None:
 def test_a_full_cache_is_cleared_without_losing_the_batch(store: Store) -> None:
     from tracelake.store.redactions import Contexts, Reports
 
-    contexts, reports = Contexts(store.appender.engine), Reports(store.appender.engine)
+    engine = store.parts_for_tests().engine
+    contexts, reports = Contexts(engine), Reports(engine)
     contexts.cached = 3
     docs = [f'{{"n":{i}}}'.encode() for i in range(8)]
     first = contexts.ids(docs[:3])

@@ -54,13 +54,13 @@ def test_sigkill_of_a_worker_mid_ingest_then_a_rerun_stores_everything_once(
 
     with pytest.raises(TracelakeError, match="worker process died"):
         ingestor.ingest(io.BufferedReader(io.BytesIO(data)), "in.jsonl", on_line=on_line)
-    partial = store.reader.stats()["events"]
+    partial = store.stats()["events"]
     assert partial < len(envelopes)
 
     report = ingestor.ingest(io.BufferedReader(io.BytesIO(data)), "in.jsonl")  # a fresh pool
     assert report.quarantined_total == 0
     assert report.appended + report.duplicates == len(envelopes)
-    stored = list(store.reader.iter_all())
+    stored = list(store.iter_all())
     assert len(stored) == len(envelopes)
     assert [(e.run_id, e.seq) for e in stored if e.run_id.startswith("r-")] == sorted(
         ((e["run_id"], e["seq"]) for e in envelopes),

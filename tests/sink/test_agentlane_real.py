@@ -125,7 +125,7 @@ async def _run(sink: TraceSink, stream: Any, run_id: str, **on_event: Any) -> li
 
 
 def _stored(store: Store, run_id: str) -> list[Any]:
-    return store.reader.run_events(run_id)
+    return store.run_events(run_id)
 
 
 def _assert_stored_like_to_dict(store: Store, run_id: str, seen: list[RunEvent]) -> None:
@@ -275,5 +275,5 @@ def test_an_event_whose_to_dict_raises_is_quarantined_alone(
     assert broken_count == 1
     stats = sink.stats()
     assert (stats["written"], stats["quarantined"]) == (len(seen) - 1, 1)
-    assert store.reader.stats()["quarantined_by_reason"] == {"unreadable_event": 1}
+    assert store.stats()["quarantined_by_reason"] == {"unreadable_event": 1}
     assert [e.seq for e in _stored(store, "al-broken")] == list(range(1, len(seen)))

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.postgres
 def stored_keys(url: str) -> list[tuple[str, int, str]]:
     store = open_store(url)
     try:
-        return [(e.run_id, e.seq, e.event_id or "") for e in store.reader.iter_all()]
+        return [(e.run_id, e.seq, e.event_id or "") for e in store.iter_all()]
     finally:
         store.dispose()
 

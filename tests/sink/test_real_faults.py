@@ -56,7 +56,7 @@ def _in_order(url: str) -> None:
     store = open_store(url)
     try:
         runs: dict[str, list[tuple[int, int]]] = {}
-        for e in store.reader.iter_all():
+        for e in store.iter_all():
             runs.setdefault(e.run_id, []).append((e.seq, int(e.payload["i"])))
     finally:
         store.dispose()

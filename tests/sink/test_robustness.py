@@ -48,8 +48,8 @@ def test_one_unreadable_event_is_quarantined_alone(sink: TraceSink, store: Store
         0,
         0,
     )
-    assert store.reader.stats()["quarantined_by_reason"] == {"unreadable_event": 2}
-    assert [e.seq for e in store.reader.run_events("r")] == [1, 2, 3]
+    assert store.stats()["quarantined_by_reason"] == {"unreadable_event": 2}
+    assert [e.seq for e in store.run_events("r")] == [1, 2, 3]
 
 
 def test_quarantine_records_of_different_processes_do_not_collapse(
@@ -60,7 +60,7 @@ def test_quarantine_records_of_different_processes_do_not_collapse(
     for i in range(3):  # three sink lifetimes, as three processes would be
         with TraceSink(db_url, spool_dir=tmp_path / f"spool{i}") as s:
             s.record(cyclic, run_id="worker")
-    assert store.reader.stats()["quarantined_by_reason"] == {"too_deep": 3}
+    assert store.stats()["quarantined_by_reason"] == {"too_deep": 3}
 
 
 def test_a_spool_that_cannot_be_written_does_not_lose_events(
@@ -77,7 +77,7 @@ def test_a_spool_that_cannot_be_written_does_not_lose_events(
         sink.record({"type": "step.completed", "i": i}, run_id="r")
     assert sink.flush(10)
     assert sink.stats()["written"] == 50 and sink.stats()["dropped"] == 0
-    assert len(store.reader.run_events("r")) == 50
+    assert len(store.run_events("r")) == 50
 
 
 def ev(i: int) -> NewEvent:
@@ -115,7 +115,7 @@ def test_a_short_write_leaves_no_torn_record(
     spool.close()
     done = replay(Spool(tmp_path / "spool"), store)
     assert (done.appended, done.corrupt) == (2, 0)
-    assert [e.event_id for e in store.reader.run_events("r")] == ["e1", "e3"]
+    assert [e.event_id for e in store.run_events("r")] == ["e1", "e3"]
 
 
 def test_a_damaged_segment_is_set_aside_not_deleted(store: Store, tmp_path: Path) -> None:
@@ -176,7 +176,7 @@ def test_a_replayed_quarantine_row_is_counted_once(sink: TraceSink, store: Store
     sink._shipper._append([], bad, live=True)  # a new row, appended live
     sink._shipper._append([], bad, live=False)  # the same row replayed after an outage
     assert sink.stats()["quarantined"] == 2
-    assert store.reader.stats()["quarantined"] == 2
+    assert store.stats()["quarantined"] == 2
 
 
 def test_replay_merges_event_batches_in_order_around_quarantine_records(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def _process(sink: TraceSink) -> offload.ScrubProcess:
 
 
 def _stored(store: Store, after: int = 0) -> list[tuple[str, Any, Any]]:
-    return [(e.type, e.payload, e.redactions) for e in store.reader.iter_all(after=after)]
+    return [(e.type, e.payload, e.redactions) for e in store.iter_all(after=after)]
 
 
 class Colour(Enum):
@@ -84,7 +84,7 @@ def test_the_process_stores_exactly_what_the_writer_thread_stores(
     answered = _process(by_process).answered
     by_process.close()
     first = _stored(store)
-    last = max(e.position for e in store.reader.iter_all())
+    last = max(e.position for e in store.iter_all())
 
     by_thread = TraceSink(db_url, spool_dir=tmp_path / "b", scrub_process=False)
     for run_id, events in runs:
@@ -121,7 +121,7 @@ def test_a_killed_process_loses_nothing_and_keeps_each_run_in_order(
     assert stats["scrub_process"] == "off" and stats["dropped"] == 0
     assert any("scrubber process" in r.getMessage() for r in caplog.records)
     for r in range(n_runs):
-        ticks = [e.payload["i"] for e in store.reader.run_events(f"r{r}")]
+        ticks = [e.payload["i"] for e in store.run_events(f"r{r}")]
         assert ticks == list(range(per_run)), f"run r{r}"
 
 
@@ -151,7 +151,7 @@ def test_a_hung_process_is_killed_and_its_batches_prepared_here(
     print(f"worst record() while the scrubber process hung: {worst * 1000:.1f} ms")
     assert off.dead is not None and "answer" in off.dead
     assert stats["scrub_process"] == "off"
-    assert [e.payload["i"] for e in store.reader.run_events("hung")] == list(range(3000))
+    assert [e.payload["i"] for e in store.run_events("hung")] == list(range(3000))
 
 
 def test_the_process_ends_with_the_sink_and_with_its_parent(db_url: str, tmp_path: Path) -> None:

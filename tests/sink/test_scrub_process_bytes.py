@@ -118,7 +118,7 @@ def test_a_burst_waiting_for_a_stopped_process_holds_no_runner_object(
         os.kill(off.pid, signal.SIGCONT)
     assert sink.flush(60)
     sink.close()
-    stored = [(e.payload["i"], e.payload["note"]) for e in store.reader.run_events("burst")]
+    stored = [(e.payload["i"], e.payload["note"]) for e in store.run_events("burst")]
     assert stored == [(i, f"tick {i}") for i in range(5000)]
 
 
@@ -139,7 +139,7 @@ def test_a_batch_the_process_cannot_load_is_prepared_here_or_quarantined(
             event = made[0]("custom.here", i)
             sink.record(event, run_id="here")
         assert sink.flush(60)
-        assert [e.payload["i"] for e in store.reader.run_events("here")] == list(range(10))
+        assert [e.payload["i"] for e in store.run_events("here")] == list(range(10))
         assert off.dead is None  # a batch it cannot load does not stop the process
 
         os.kill(off.pid, signal.SIGSTOP)
@@ -158,9 +158,9 @@ def test_a_batch_the_process_cannot_load_is_prepared_here_or_quarantined(
         with contextlib.suppress(AttributeError):
             delattr(module, "OnlyHere")
         sink.close()
-    assert list(store.reader.run_events("gone")) == []
+    assert list(store.run_events("gone")) == []
     assert stats["quarantined"] == 10 and stats["dropped"] == 0
-    assert store.reader.stats()["quarantined_by_reason"] == {"unreadable_event": 10}
+    assert store.stats()["quarantined_by_reason"] == {"unreadable_event": 10}
 
 
 @pytest.fixture(autouse=True)

@@ -52,11 +52,11 @@ def test_plan_runner_behaves_the_same_and_every_event_is_stored_once(
     total = sum(len(v) for v in expected.values())
     assert (stats["recorded"], stats["written"], stats["dropped"]) == (total, total, 0)
     for run_id, plain in expected.items():
-        stored = store.reader.run_events(run_id)
+        stored = store.run_events(run_id)
         assert [e.type for e in stored] == [e["type"] for e in plain]
         assert [e.seq for e in stored] == list(range(1, len(plain) + 1))
         assert len({e.event_id for e in stored}) == len(stored)
-    assert store.reader.stats()["events"] == total
+    assert store.stats()["events"] == total
 
 
 def test_callers_objects_are_never_mutated_and_nothing_planted_reaches_disk(
@@ -77,7 +77,7 @@ def test_callers_objects_are_never_mutated_and_nothing_planted_reaches_disk(
     for event, before in snapshots:
         assert asdict(event) == before  # the sink never touched the live objects
         assert "tenant" not in event.trace_metadata  # nor injected its metadata into them
-    stored = list(store.reader.iter_all())
+    stored = list(store.iter_all())
     assert len(stored) == len(snapshots)
     assert all(e.payload.get("trace_metadata", {}).get("tenant") == "acme" for e in stored)
     dump = full_dump(store)
@@ -128,7 +128,7 @@ def test_agentlane_async_streams(sink: TraceSink, store: Store) -> None:
     sink.close()
     assert total == 832 and len(runs) == 12
     for i, run in enumerate(runs):
-        stored = store.reader.run_events(f"agent-run-{i:02d}")
+        stored = store.run_events(f"agent-run-{i:02d}")
         assert [e.type for e in stored] == [e["type"] for e in run]
 
 
@@ -140,7 +140,7 @@ def test_bare_records_split_into_runs_at_each_root_agent_start(
         for event in run:
             sink.record(event)
     sink.close()
-    assert store.reader.stats()["runs"] == 12
+    assert store.stats()["runs"] == 12
 
 
 def test_record_never_raises_and_bad_events_are_quarantined(sink: TraceSink, store: Store) -> None:
@@ -153,7 +153,7 @@ def test_record_never_raises_and_bad_events_are_quarantined(sink: TraceSink, sto
     sink.close()
     stats = sink.stats()
     assert (stats["quarantined"], stats["written"], stats["dropped"]) == (3, 1, 0)
-    assert store.reader.stats()["quarantined_by_reason"] == {
+    assert store.stats()["quarantined_by_reason"] == {
         "missing_type": 1,
         "not_an_object": 1,
         "too_deep": 1,

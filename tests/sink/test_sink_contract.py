@@ -53,7 +53,7 @@ def test_dataclass_events_with_to_dict_are_stored_not_quarantined(
     sink.close()
     stats = sink.stats()
     assert (stats["written"], stats["quarantined"]) == (25, 0), f"seed {seed}"
-    assert {e.type for e in store.reader.run_events("run-dc")} == {"tool_start"}
+    assert {e.type for e in store.run_events("run-dc")} == {"tool_start"}
 
 
 def test_record_after_close_is_counted_as_dropped_and_logged_once(
@@ -129,7 +129,7 @@ def test_sqlite_without_schema_is_migrated_by_the_sink(tmp_path: Path) -> None:
     assert sink.stats()["written"] == 10
     store = open_store(url)
     try:
-        assert store.reader.stats()["events"] == 10
+        assert store.stats()["events"] == 10
     finally:
         store.dispose()
 

@@ -19,11 +19,10 @@ def test_every_event_references_its_exact_report_and_each_report_is_stored_once(
     ingest_bytes(store, jsonl(events))
     key = load_pseudonym_key(store.url)
     scrubber = get_scrubber(key)
-    stored = list(store.reader.iter_all())
+    stored = list(store.iter_all())
     assert len(stored) == len(events)
-    reports = store.appender.reports
     expected = [scrubber.scrub_event("graph_tool_call", e["type"], e).report for e in events]
-    assert [reports.expand(e.redactions) for e in stored] == expected
+    assert [store.redaction_report(e.redactions) for e in stored] == expected
     assert all(set(e.redactions or {"r": 0}) == {"r"} for e in stored)
     with store.reading() as conn:
         n = conn.execute(sa.text("SELECT COUNT(*) FROM redaction_reports")).scalar_one()
@@ -39,16 +38,16 @@ def test_appending_new_events_interns_their_reports_too(store: Store) -> None:
         for i in range(1, 4)
     ]
     batch.append(NewEvent("r1", 4, "x", "unknown", {"type": "x"}, now, redactions=None))
-    assert store.appender.append(batch).appended == 4
-    got = store.reader.run_events("r1")
-    assert [store.appender.reports.expand(e.redactions) for e in got] == [report] * 3 + [None]
+    assert store.append(batch).appended == 4
+    got = store.run_events("r1")
+    assert [store.redaction_report(e.redactions) for e in got] == [report] * 3 + [None]
     # a fresh process (empty cache) reads the same and interns nothing new
     from tracelake.store import open_store
 
     other = open_store(store.url)
     try:
-        assert other.appender.reports.expand(got[0].redactions) == report
-        other.appender.append([NewEvent("r2", 1, "x", "unknown", {}, now, redactions=report)])
+        assert other.redaction_report(got[0].redactions) == report
+        other.append([NewEvent("r2", 1, "x", "unknown", {}, now, redactions=report)])
         with other.reading() as conn:
             assert conn.execute(sa.text("SELECT COUNT(*) FROM redaction_reports")).scalar() == 1
     finally:
@@ -75,8 +74,8 @@ def test_copy_text_keeps_every_character_of_every_column(store: Store) -> None:
         collection_id="\\N",
         redactions={"entities": {"E\t": 1}, "paths": {"a\\b": {"E\t": 1}}},
     )
-    assert store.appender.append([e]).appended == 1
-    (got,) = store.reader.run_events(nasty)
+    assert store.append([e]).appended == 1
+    (got,) = store.run_events(nasty)
     assert (got.run_id, got.type, got.event_id, got.plan_id, got.step_id, got.tool) == (
         nasty,
         "x\\y",
@@ -86,5 +85,5 @@ def test_copy_text_keeps_every_character_of_every_column(store: Store) -> None:
         "t\r",
     )
     assert got.collection_id == "\\N" and got.payload == payload
-    assert store.appender.reports.expand(got.redactions) == e.redactions
-    assert store.appender.append([e]).duplicates == 1  # same content hash read back
+    assert store.redaction_report(got.redactions) == e.redactions
+    assert store.append([e]).duplicates == 1  # same content hash read back

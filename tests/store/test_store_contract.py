@@ -119,7 +119,7 @@ class StoreContract:
             "searchOrders",
             "orders",
         )
-        assert [r.seq for r in store.reader.run_events("r1")] == [1, 2, 3, 4, 5]
+        assert [r.seq for r in store.run_events("r1")] == [1, 2, 3, 4, 5]
         assert store.max_position() == rows[-1].position
 
     def test_same_batch_twice_appends_nothing(self, store: Store) -> None:
@@ -127,7 +127,7 @@ class StoreContract:
         assert store.append(batch).appended == 4
         again = store.append(batch)
         assert (again.appended, again.duplicates) == (0, 4)
-        assert store.reader.stats()["events"] == 4
+        assert store.stats()["events"] == 4
 
     def test_repeat_inside_one_batch_is_a_duplicate(self, store: Store) -> None:
         result = store.append([ev("r1", 1), ev("r1", 1), ev("r1", 2)])
@@ -140,7 +140,7 @@ class StoreContract:
         assert store.append([first]).appended == 1
         result = store.append([retry, other_run])
         assert (result.appended, result.duplicates) == (1, 1)
-        assert [(e.run_id, e.event_id) for e in store.reader.iter_all()] == [
+        assert [(e.run_id, e.event_id) for e in store.iter_all()] == [
             ("r1", "1"),
             ("r9", "1"),
         ]
@@ -151,12 +151,12 @@ class StoreContract:
         retry = store.append(first)  # a retry after an unknown outcome
         assert (retry.appended, retry.duplicates) == (0, 3)
         store.append([live("run-a", "e4", n=4)])  # a later producer continues the run
-        assert [(e.seq, e.event_id) for e in store.reader.run_events("run-a")] == [
+        assert [(e.seq, e.event_id) for e in store.run_events("run-a")] == [
             (1, "e1"),
             (2, "e2"),
             (3, "e4"),
         ]
-        assert [e.seq for e in store.reader.run_events("run-b")] == [1]
+        assert [e.seq for e in store.run_events("run-b")] == [1]
         with pytest.raises(ValueError, match="event_id"):
             NewEvent(**{**_fields(ev("r", 1)), "seq": None})
 
@@ -193,7 +193,7 @@ class StoreContract:
         """Invariant 2: hold one writer's transaction open while another tries to commit."""
         store.append([ev("r0", 1)])
         seen = [r.position for r in store.read_after(0)]
-        appender = store.appender
+        appender = store.parts_for_tests().appender  # the append's steps, one by one
         done = threading.Event()
 
         def later_writer() -> None:
@@ -203,7 +203,7 @@ class StoreContract:
         t = threading.Thread(target=later_writer)
         with contextlib.ExitStack() as held:
             conn = held.enter_context(store.writing("hold the append lock"))
-            appender.lock(conn)
+            store.lock_appends(conn)
             appender.write(conn, [ev("slow", 1)])  # position taken, not committed
             t.start()
             assert not done.wait(0.5), "a second append committed while the first was open"
@@ -247,7 +247,7 @@ class StoreContract:
             t.join(60)
         stop.set()
         poller.join(60)
-        everything = [r.position for r in store.reader.iter_all()]
+        everything = [r.position for r in store.iter_all()]
         assert len(everything) == writers * batches * size
         assert polled == everything  # every event, once, in order, none skipped
 
@@ -289,7 +289,7 @@ class StoreContract:
         assert store.add_to_quarantine([_item("a"), _item("b"), _item("a")]) == 2
         assert store.add_to_quarantine([_item("a")]) == 0
         assert store.add_to_quarantine([]) == 0
-        stats = store.reader.stats()
+        stats = store.stats()
         assert (stats["quarantined"], stats["quarantined_by_reason"]) == (2, {"invalid_json": 2})
 
     def test_different_content_at_a_taken_seq_is_quarantined_not_lost(self, store: Store) -> None:
@@ -297,11 +297,11 @@ class StoreContract:
         result = store.append([ev("r1", 1, n=2), ev("r1", 2)])
         assert result.appended == 1
         assert [c.seq for c in result.conflicts] == [1]
-        stats = store.reader.stats()
+        stats = store.stats()
         assert stats["quarantined_by_reason"] == {"sequence_conflict": 1}
-        assert store.reader.run_events("r1")[0].payload["n"] == 1  # never overwritten
+        assert store.run_events("r1")[0].payload["n"] == 1  # never overwritten
         store.append([ev("r1", 1, n=2)])  # the same conflict again is recorded once
-        assert store.reader.stats()["quarantined"] == 1
+        assert store.stats()["quarantined"] == 1
 
     def test_a_value_the_backend_refuses_is_quarantined_and_the_rest_appended(
         self, store: Store
@@ -310,12 +310,12 @@ class StoreContract:
         # error, and never the batch's other events lost with it.
         result = store.append([ev("r1", 1), ev("r1", 2, note="a\x00b"), ev("r1", 3)])
         assert result.appended + result.rejected == 3
-        stored = [e.seq for e in store.reader.run_events("r1")]
+        stored = [e.seq for e in store.run_events("r1")]
         assert {1, 3} <= set(stored)
         assert result.rejected == (0 if store.embedded else 1)
         if result.rejected:
             assert 2 not in stored
-            assert store.reader.stats()["quarantined_by_reason"] == {"rejected_by_database": 1}
+            assert store.stats()["quarantined_by_reason"] == {"rejected_by_database": 1}
 
     # -- errors: the project's, with a next step; never a raw driver error ---------------------
     def test_a_missing_schema_says_run_db_upgrade(self, unmigrated_url: str) -> None:

@@ -32,17 +32,16 @@ LATENCY_MU = {"searchOrders": 4.0, "getOrderDetail": 5.0, "getShipment": 3.5}
 @contextlib.contextmanager
 def recorded_earlier(store: Store, offset: timedelta) -> Iterator[None]:
     """Stage history: events appended meanwhile are stamped ``offset`` earlier."""
-    appender = store.appender
-    original = appender.append
+    original = store.append
 
     def shifted(batch: Any) -> Any:
         return original([replace(e, recorded_at=e.recorded_at - offset) for e in batch])
 
-    appender.append = shifted  # type: ignore[method-assign]
+    store.append = shifted  # type: ignore[method-assign]
     try:
         yield
     finally:
-        del appender.append
+        del store.append
 
 
 def envelopes(

@@ -223,4 +223,4 @@ def test_dashboard_moves_with_live_projections(
         assert time.monotonic() < deadline, "the dashboard never showed the new events"
         time.sleep(0.5)
         pg.reload()
-    assert pg.locator(".stat .n").first.inner_text() == str(loaded.reader.stats()["events"])
+    assert pg.locator(".stat .n").first.inner_text() == str(loaded.stats()["events"])

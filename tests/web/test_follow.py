@@ -39,7 +39,7 @@ def until(what: str, check: Callable[[], bool], timeout: float = WAIT) -> None:
 
 def caught_up(store: Store) -> bool:
     low = min(ProjectionEngine(store).checkpoints().values())
-    return low == store.reader.max_position() and low > 0
+    return low == store.max_position() and low > 0
 
 
 def some_runs(tag: str, names: set[str] | None = None) -> bytes:
@@ -73,7 +73,7 @@ def test_follower_projects_new_events_and_equals_a_rebuild(
     for i in range(3):  # several appends while it waits
         ingest_bytes(store, some_runs(f"live{i}", {"order_detail", "binding_repaired"}))
         until(f"append {i} projected", lambda: caught_up(store))
-    until("counted", lambda: f.state.events == store.reader.max_position())
+    until("counted", lambda: f.state.events == store.max_position())
     followed = snapshot(store)
     ProjectionEngine(store).rebuild()
     assert snapshot(store) == followed
@@ -158,6 +158,10 @@ def test_follower_survives_its_connection_being_killed(
     engine.dispose()
     assert killed
     until("the error is noticed", lambda: f.state.errors >= 1)
+    # the store translated the driver's error (it says what happened and what to do)
+    assert (f.state.last_error or "").startswith("StoreUnavailableError: follow the log"), (
+        f.state.last_error
+    )
     ingest_bytes(store, some_runs("after-outage"))
     until("caught up after reconnecting", lambda: caught_up(store))
     assert f.state.leader

@@ -84,6 +84,12 @@ def test_evidence_matches_the_learning_records(loaded: Store) -> None:
     assert "Binding repairs" in page
     assert repair["evidence"]["recovered_path"] in page and repair["evidence"]["field_name"] in page
     assert repair["query_family"] in page
+    assert "<dt>plan</dt>" not in page  # only a kind with a tool sequence shows one
+
+    path = next(d for d in docs if d["type"] == "plan_path")
+    page = c.get(f"/suggestions/{path['id']}").text
+    assert path["plan_tools"]
+    assert f"<dt>plan</dt><dd>{' → '.join(path['plan_tools'])}</dd>" in page
 
 
 def test_approve_reject_skip_through_the_pages_are_the_cli_events(
@@ -189,3 +195,20 @@ def test_json_api(loaded: Store) -> None:
     board = _api(c, "get", "/api/dashboard").json()
     assert set(board) == {"failures", "latency", "funnel"}
     assert board["funnel"]["promoted"] == 1 and board["funnel"]["rejected"] == 1
+
+
+def test_the_run_page_marks_the_events_that_mean_trouble(loaded: Store) -> None:
+    """The timeline's trouble rows are the runner adapter's (graph-tool-call: failed, retried,
+    aborted); the page does not name them itself."""
+    with loaded.reading() as conn:
+        failed = conn.execute(
+            sa.select(learning_records.c.run_id).where(learning_records.c.success.is_(False))
+        ).scalars()
+        run_id = next(iter(failed))
+    c = helpers.client(loaded)
+    helpers.login(c)
+    page = c.get(f"/runs/{run_id}").text
+    rows = re.findall(r'<tr class="(bad|)"><td>\d+</td><td>\d+</td><td>([^<]*)</td>', page)
+    assert rows and any(bad for bad, _ in rows)
+    trouble = {"step.failed", "plan.aborted", "step.retrying"}
+    assert all((bad == "bad") == (etype in trouble) for bad, etype in rows), rows

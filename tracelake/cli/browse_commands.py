@@ -18,7 +18,7 @@ def stats(database_url: DatabaseUrl = None, as_json: AsJson = False) -> None:
     """Events by type, runs, quarantined lines."""
 
     with _checked_store(database_url) as store:
-        data = store.reader.stats()
+        data = store.stats()
     if as_json:
         emit_json(data)
         return
@@ -81,7 +81,7 @@ def runs_show(run_id: RunId, database_url: DatabaseUrl = None, as_json: AsJson =
     """A run's events in order."""
 
     with _checked_store(database_url) as store:
-        events = store.reader.run_events(run_id)
+        events = store.run_events(run_id)
     if not events:
         _no_run(run_id)
     if as_json:

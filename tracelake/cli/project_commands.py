@@ -42,7 +42,7 @@ def project(
         engine = ProjectionEngine(store)
         if rebuild:
             retry_busy(lambda: engine.reset(name))
-        top = store.reader.max_position()
+        top = store.max_position()
         events = batches = 0
         columns = (
             SpinnerColumn(),

@@ -104,7 +104,7 @@ class Ingestor:
                     bad.append(r.item)
                     report.quarantined[r.reason] += 1
                     if len(bad) >= limit:  # bounded memory however many lines are bad
-                        self.store.quarantine.add(bad)
+                        self.store.add_to_quarantine(bad)
                         bad.clear()
                     continue
                 report.scrub_failed += r.failed
@@ -185,7 +185,7 @@ class Ingestor:
                 report.quarantined["rejected_by_database"] += result.rejected
             pending.clear()
         if bad:
-            self.store.quarantine.add(bad)
+            self.store.add_to_quarantine(bad)
             bad.clear()
 
 

@@ -11,22 +11,20 @@ NOLOGIN group roles and grants them exactly what they need; login roles join the
 * ``tracelake_reader``: SELECT on the analytics views (``v_*``) only.
 
 Idempotent: it revokes what the roles hold on tracelake's tables and grants again, so rerun it
-after every ``db upgrade`` (new tables and partitions start with no grants).
+after every ``db upgrade`` (new tables and partitions start with no grants). This module is the
+policy (who gets what); the catalogue reads and DDL are ``store.privileges``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
-import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from tracelake.errors import ConfigError, StoreError
-from tracelake.store import Store, partitions
+from tracelake.store import Store, partitions, privileges
 from tracelake.store.schema import metadata
 
 WRITER = "tracelake_writer"
@@ -65,16 +63,12 @@ def setup_roles(store: Store, login: str | None = None, password: str | None = N
         )
     report = RolesReport()
     with store.writing("set up roles") as conn:
-        _check_owner(conn)
+        privileges.check_owner(conn)
         for role in (WRITER, READER):
-            exists = conn.execute(
-                sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": role}
-            ).first()
-            if not exists:
-                conn.execute(sa.text(f"CREATE ROLE {role} NOLOGIN"))
+            if privileges.ensure_role(conn, role, login=False):
                 report.created.append(role)
         if partitions.is_partitioned(conn):
-            report.partitions = partitions.ensure_months(conn, _now(conn))
+            report.partitions = partitions.ensure_months(conn, privileges.now(conn))
         report.grants = grant(conn)
         if login:
             _login(conn, login, password, report)
@@ -82,66 +76,26 @@ def setup_roles(store: Store, login: str | None = None, password: str | None = N
 
 
 def _login(conn: Connection, name: str, password: str | None, report: RolesReport) -> None:
-    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
-        raise ConfigError(f"login role name {name!r}: use lower-case letters, digits and _")
-    exists = conn.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": name}).first()
-    if not exists:
-        conn.execute(sa.text(f"CREATE ROLE {name} LOGIN"))
+    privileges.check_name(name)
+    if privileges.ensure_role(conn, name, login=True):
         report.created.append(name)
     if password:
-        quoted = conn.execute(sa.text("SELECT quote_literal(:p)"), {"p": password}).scalar()
-        conn.execute(sa.text(f"ALTER ROLE {name} WITH LOGIN PASSWORD {quoted}"))
-    conn.execute(sa.text(f"GRANT {WRITER} TO {name}"))
+        privileges.set_password(conn, name, password)
+    privileges.add_member(conn, WRITER, name)
     report.grants.setdefault(name, []).append(f"member of {WRITER}")
-
-
-def _now(conn: Connection) -> datetime:
-    now = conn.execute(sa.text("SELECT now()")).scalar()
-    return now if isinstance(now, datetime) else datetime.now(UTC)
-
-
-def _check_owner(conn: Connection) -> None:
-    owner = conn.execute(
-        sa.text("SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('events')")
-    ).scalar()
-    if owner is None:
-        raise ConfigError("no events table: run `tracelake db upgrade` first, as the owner")
-    me = conn.execute(sa.text("SELECT current_user")).scalar()
-    superuser = conn.execute(sa.text("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"))
-    if owner != me and not superuser.scalar():
-        raise ConfigError(
-            f"`db roles` must run as the owner of the schema ({owner}), not {me}; "
-            "use the connection that runs `db upgrade`"
-        )
 
 
 def grant(conn: Connection) -> dict[str, list[str]]:
     """Revoke and grant again (idempotent). Returns what each role holds."""
-    schema = conn.execute(sa.text("SELECT current_schema()")).scalar()
-    existing = {
-        r[0]
-        for r in conn.execute(
-            sa.text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-        )
-    } | {
-        r[0]
-        for r in conn.execute(
-            sa.text("SELECT viewname FROM pg_views WHERE schemaname = current_schema()")
-        )
-    }
-    # Partitioned parents are listed in pg_tables too; partitions are never granted.
-    both = f"{WRITER}, {READER}"
-    run = conn.execute
-    run(sa.text(f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC"))
-    run(sa.text(f"GRANT USAGE ON SCHEMA {schema} TO {both}"))
-    run(sa.text(f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {both}"))
-    run(sa.text(f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {schema} FROM {both}"))
+    existing = privileges.schema_objects(conn)
+    # Partitioned parents are listed among the tables too; partitions are never granted.
+    privileges.reset(conn, (WRITER, READER))
     held: dict[str, list[str]] = {WRITER: [], READER: []}
 
-    def give(privileges: str, table: str, role: str) -> None:
+    def give(granted: str, table: str, role: str) -> None:
         if table in existing:
-            run(sa.text(f"GRANT {privileges} ON {table} TO {role}"))
-            held[role].append(f"{privileges} ON {table}")
+            privileges.grant(conn, granted, table, role)
+            held[role].append(f"{granted} ON {table}")
 
     for table in APPEND_ONLY:
         give("SELECT, INSERT", table, WRITER)
@@ -154,7 +108,7 @@ def grant(conn: Connection) -> dict[str, list[str]]:
     for view in sorted(v for v in existing if v.startswith("v_")):
         give("SELECT", view, WRITER)
         give("SELECT", view, READER)
-    run(sa.text(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {WRITER}"))
+    privileges.grant_sequences(conn, WRITER)
     held[WRITER].append("USAGE ON ALL SEQUENCES")
     return held
 

@@ -17,8 +17,6 @@ A clean run moves the checkpoint (unless ``save=False``).
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Generator, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -27,23 +25,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from tracelake.store import Store, chain
+from tracelake.store import Store, chain, protection
 from tracelake.store.dialects import time_param
 
 CHECKPOINT = "db verify"
-
-SQLITE_TRIGGERS = {
-    "events_no_update": "CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT "
-    "RAISE(ABORT, 'events is append-only: UPDATE is not allowed'); END",
-    "events_no_delete": "CREATE TRIGGER events_no_delete BEFORE DELETE ON events WHEN NOT EXISTS "
-    "(SELECT 1 FROM retention_guard WHERE OLD.recorded_at < retention_guard.cut) BEGIN SELECT "
-    "RAISE(ABORT, 'events is append-only: DELETE is not allowed'); END",
-    "events_no_replace": "CREATE TRIGGER events_no_replace BEFORE INSERT ON events WHEN EXISTS "
-    "(SELECT 1 FROM events WHERE position = NEW.position) OR EXISTS (SELECT 1 FROM events WHERE "
-    "run_id = NEW.run_id AND seq = NEW.seq) OR (NEW.event_id IS NOT NULL AND EXISTS ( SELECT 1 "
-    "FROM events WHERE run_id = NEW.run_id AND event_id = NEW.event_id)) BEGIN SELECT "
-    "RAISE(ABORT, 'events is append-only: REPLACE is not allowed'); END",
-}
 
 
 @dataclass
@@ -264,68 +249,9 @@ def _save_checkpoint(store: Store, position: int, head: str) -> None:
 
 
 def schema_problems(conn: Connection) -> list[str]:
-    """What protects the log, checked: triggers present, enabled, unchanged; no guard row."""
+    """What protects the log, checked: triggers present, enabled, unchanged (the store knows
+    its backend's, ``store.protection``); no retention guard row left behind."""
     problems: list[str] = []
     if conn.execute(sa.text("SELECT count(*) FROM retention_guard")).scalar():
         problems.append("retention_guard holds a row outside a retention: DELETE is let through")
-    if conn.dialect.name == "sqlite":
-        found: dict[str, str] = {
-            str(r[0]): str(r[1])
-            for r in conn.execute(
-                sa.text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
-            )
-        }
-        table = conn.execute(
-            sa.text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'")
-        ).scalar()
-        if "AUTOINCREMENT" not in str(table).upper():
-            problems.append("events lost AUTOINCREMENT: removed positions could be reused")
-        for name, sql in SQLITE_TRIGGERS.items():
-            if name not in found:
-                problems.append(f"trigger {name} is missing")
-            elif _squash(found[name]) != _squash(sql):
-                problems.append(f"trigger {name} was changed")
-        return problems
-    rows = conn.execute(
-        sa.text(
-            "SELECT c.relname, t.tgname, t.tgenabled FROM pg_trigger t"
-            " JOIN pg_class c ON c.oid = t.tgrelid"
-            " WHERE t.tgname IN ('events_append_only_row', 'events_append_only_truncate')"
-            " AND (c.oid = 'events'::regclass OR c.oid IN"
-            " (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'events'::regclass))"
-        )
-    ).all()
-    names = {(r[0], r[1]) for r in rows}
-    for name in ("events_append_only_row", "events_append_only_truncate"):
-        if ("events", name) not in names:
-            problems.append(f"trigger {name} on events is missing")
-    for table, name, enabled in rows:
-        if enabled != "O":
-            problems.append(f"trigger {name} on {table} is disabled")
-    body = conn.execute(
-        sa.text("SELECT prosrc FROM pg_proc WHERE proname = 'tracelake_events_append_only'")
-    ).scalar()
-    if body is None or hashlib.sha256(_squash(body).encode()).hexdigest() != _PG_BODY:
-        problems.append("the trigger function tracelake_events_append_only() was replaced")
-    return problems
-
-
-def _squash(sql: str) -> str:
-    return re.sub(r"\s+", " ", sql).strip()
-
-
-_PG_BODY = hashlib.sha256(
-    _squash(
-        """
-BEGIN
-    IF TG_OP = 'DELETE' AND TG_LEVEL = 'ROW' AND EXISTS (
-        SELECT 1 FROM retention_guard g
-        WHERE g.token = txid_current()::text AND OLD.recorded_at < g.cut) THEN
-        RETURN OLD;
-    END IF;
-    RAISE EXCEPTION 'events is append-only: % is not allowed', TG_OP
-        USING ERRCODE = 'restrict_violation';
-END;
-"""
-    ).encode()
-).hexdigest()
+    return problems + protection.problems(conn)

@@ -2,7 +2,8 @@
 
 Folds the run straight from the log (it works before ``tracelake project`` has run) and
 applies the runner's troubleshooting table (seed 000's for graph-tool-call), then the failure
-taxonomy's operator action.
+taxonomy's operator action. Which events the timeline leaves out and what detail it adds for
+a type are the runner adapters' (``RunnerAdapter.hidden`` / ``notes``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracelake.projections.fold import fold
-from tracelake.runners.registry import adapter_for
+from tracelake.runners.registry import TIMELINE_HIDDEN, adapter_for, timeline_note
 from tracelake.runners.run_model import Hint, RunFold
 from tracelake.store import Store
 from tracelake.store.records import StoredEvent
@@ -36,12 +37,12 @@ class Explanation:
 
 
 def explain(store: Store, run_id: str) -> Explanation | None:
-    events = store.reader.run_events(run_id)
+    events = store.run_events(run_id)
     if not events:
         return None
     events.sort(key=lambda e: e.position)
     run = fold(events)
-    timeline = [_step(e) for e in events if e.type not in ("model_stream", "state_snapshot")]
+    timeline = [_step(e) for e in events if e.type not in TIMELINE_HIDDEN]
     failed_at = None
     if run.finished and not run.success:
         failed_at = f"step {run.failed_step or '?'} (tool {run.failed_tool or '?'})"
@@ -84,8 +85,5 @@ def _note(etype: str, p: dict[str, Any]) -> str:
     for key in ("attempt", "duration_ms", "failed_step", "new_plan_id", "field_name", "ok"):
         if p.get(key) is not None:
             parts.append(f"{key}={p[key]}")
-    if etype == "binding.repaired" and p.get("recovered_path"):
-        parts.append(f"recovered_path={p['recovered_path']}")
-    if etype == "agent_end" and p.get("is_root") and p.get("result") is None:
-        parts.append("no result")
+    parts.extend(timeline_note(etype, p))  # the runner's own detail (its adapter's notes)
     return " ".join(parts)

@@ -3,49 +3,38 @@
 The follower is a loop around :meth:`ProjectionEngine.catch_up` — the same checkpoints, the
 same one-transaction-per-batch rule, nothing of its own is written — plus two things:
 
-* **Waking up.** On PostgreSQL the follower ``LISTEN``s on :data:`CHANNEL`; the appender sends
-  ``NOTIFY`` inside every append transaction, so the wake-up arrives when the events are
-  committed (and visible). ``LISTEN`` is issued *before* the first catch-up, so nothing that
-  commits between a catch-up and the next wait is missed; a slow poll still runs as a safety
-  net (events written by an older client that does not notify). On SQLite there is no
-  notification: the follower polls ``max(position)`` — a read that never takes the write lock —
-  and runs a catch-up only when the log has moved past the lowest checkpoint.
+* **Waking up.** When the store notifies (PostgreSQL: ``LISTEN``/``NOTIFY``, see
+  ``store.leadership``), the wake-up arrives when appended events are committed (and visible).
+  The leader listens *before* the first catch-up, so nothing that commits between a catch-up
+  and the next wait is missed; a slow poll still runs as a safety net (events written by an
+  older client that does not notify). Otherwise (SQLite) the follower polls ``max(position)``
+  — a read that never takes the write lock — and runs a catch-up only when the log has moved
+  past the lowest checkpoint.
 * **One leader.** Two followers (``serve`` and a ``project --follow``, two replicas) would both
-  wait on the checkpoint rows and re-read every batch. Only the holder of a leadership lock
-  works; the others stand by and retry every ``standby_interval`` seconds. PostgreSQL: a
-  session-level ``pg_try_advisory_lock`` on the follower's own connection (released when the
-  process or its connection dies). SQLite: ``flock`` on ``<database>.follow.lock`` beside the
-  database file (released by the kernel when the process dies). Even without the lock the
-  engine's row locks would keep two projectors from applying a batch twice; the lock only
-  avoids the duplicate work.
+  wait on the checkpoint rows and re-read every batch. Only the holder of the store's
+  leadership (:meth:`Store.lead`: an advisory lock on PostgreSQL, ``flock`` beside the SQLite
+  file, both released when the process dies) works; the others stand by and retry every
+  ``standby_interval`` seconds. Even without the lock the engine's row locks would keep two
+  projectors from applying a batch twice; the lock only avoids the duplicate work.
 
-Errors (database down, a restart) are logged and retried with backoff; the loop only ends when
-its ``stop`` event is set.
+Errors (database down, a restart) arrive translated by the store (``tracelake.errors``), are
+logged and retried with backoff; the loop only ends when its ``stop`` event is set.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
-import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy.engine import make_url
-
 from tracelake.projections.runner import ProjectionEngine
-from tracelake.store import Store
+from tracelake.store import Leadership, Store
 
 log = logging.getLogger("tracelake.follow")
 
-CHANNEL = "tracelake_events"  # the appender NOTIFYs it (store/appender.py, PostgreSQL)
-# pg_try_advisory_lock key of the follower's leadership; the append lock uses another key.
-LEADER_LOCK_KEY = 0x74_6C_66_6F_6C_6C_6F_77  # "tlfollow"
 MAX_BACKOFF = 30.0
 
 
@@ -97,12 +86,12 @@ class Follower:
         backoff = 1.0
         while not stop.is_set():
             try:
-                with self._leadership() as leading:
-                    self.state.leader = leading
-                    if not leading:
+                with self.store.lead("follow the log") as leading:
+                    self.state.leader = leading is not None
+                    if leading is None:
                         stop.wait(self.standby_interval)
                         continue
-                    self._lead(stop, on_catch_up)
+                    self._lead(leading, stop, on_catch_up)
                 backoff = 1.0
             except Exception as exc:  # noqa: BLE001 - a follower outlives database outages
                 self.state.errors += 1
@@ -113,8 +102,8 @@ class Follower:
             finally:
                 self.state.leader = False
 
-    def _lead(self, stop: threading.Event, on_catch_up: Any) -> None:
-        waiter = self._open_waiter()
+    def _lead(self, leading: Leadership, stop: threading.Event, on_catch_up: Any) -> None:
+        waiter = self._open_waiter(leading)
         try:
             self.catch_up(on_catch_up)  # after LISTEN: nothing committed from now on is missed
             while not stop.is_set():
@@ -139,55 +128,12 @@ class Follower:
     def _behind(self) -> bool:
         """Poll: has the log moved past the lowest checkpoint? (a read; no write lock)."""
         low = min(self.state.positions.values(), default=0)
-        return self.store.reader.max_position() > low
+        return self.store.max_position() > low
 
-    # -- leadership --------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _leadership(self) -> Iterator[bool]:
-        if self.store.notifies:
-            with self._pg_connection() as conn:
-                got = conn.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK_KEY,))
-                row = got.fetchone()
-                self._pg = conn if row and row[0] else None
-                try:
-                    yield self._pg is not None
-                finally:
-                    self._pg = None
-            return
-        path = _sqlite_path(self.store.url)
-        if path is None:  # in-memory: no other process can share it
-            yield True
-            return
-        with open(f"{path}.follow.lock", "a+") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            try:
-                fh.seek(0)
-                fh.truncate()
-                fh.write(f"{os.getpid()}\n")
-                fh.flush()
-                yield True
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
-
-    @contextlib.contextmanager
-    def _pg_connection(self) -> Iterator[Any]:
-        import psycopg
-
-        url = make_url(self.store.url).set(drivername="postgresql")
-        conn = psycopg.connect(url.render_as_string(hide_password=False), autocommit=True)
-        try:
-            yield conn
-        finally:
-            conn.close()  # ends the session: the advisory lock and LISTEN go with it
-
-    def _open_waiter(self) -> _Waiter:
-        pg = getattr(self, "_pg", None)
-        if pg is not None:
-            return _NotifyWaiter(pg, self.notify_fallback)
+    # -- leadership (the lock and the wake-up are the store's: ``store.leadership``) ----------
+    def _open_waiter(self, leading: Leadership) -> _Waiter:
+        if leading.notifies:
+            return _NotifyWaiter(leading, self.notify_fallback)
         return _PollWaiter(self.poll_interval)
 
 
@@ -212,22 +158,16 @@ class _PollWaiter:
 
 
 class _NotifyWaiter:
-    """PostgreSQL: ``LISTEN`` on the leader's own connection and wait for a ``NOTIFY``."""
+    """PostgreSQL: listen on the leader's connection and wait for an append's notification."""
 
-    def __init__(self, conn: Any, fallback: float) -> None:
-        self.conn = conn
+    def __init__(self, leading: Leadership, fallback: float) -> None:
+        self.leading = leading
         self.fallback = fallback
         self._last = time.monotonic()
-        conn.execute(f"LISTEN {CHANNEL}")
+        leading.listen()
 
     def wait(self, timeout: float) -> str | None:
-        woken = False
-        for _ in self.conn.notifies(timeout=timeout, stop_after=1):
-            woken = True
-        if woken:
-            # many commits, one catch-up: drain what else is queued without waiting
-            for _ in self.conn.notifies(timeout=0.0):
-                pass
+        if self.leading.wait(timeout):
             self._last = time.monotonic()
             return "notified"
         if time.monotonic() - self._last >= self.fallback:
@@ -236,15 +176,7 @@ class _NotifyWaiter:
         return None
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.conn.execute(f"UNLISTEN {CHANNEL}")
-
-
-def _sqlite_path(url: str) -> Path | None:
-    database = make_url(url).database
-    if not database or database == ":memory:" or database.startswith("file::memory:"):
-        return None
-    return Path(database).resolve()
+        self.leading.unlisten()
 
 
 def start_thread(follower: Follower, stop: threading.Event) -> threading.Thread:

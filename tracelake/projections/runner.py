@@ -6,7 +6,7 @@ Invariant 4 — a projection writes its rows and its checkpoint in ONE transacti
    the projections being advanced locked), so two
    projectors never apply the same batch;
 2. read the next batch after the lowest checkpoint with ``Reader.read_after`` — gap-safe,
-   because appends are serialised (see ``store.appender``): nothing can later appear below
+   because appends are serialised (see ``tracelake.store.appender``): nothing can later appear below
    a visible position;
 3. advance the fold of every run the batch touches by the batch's events (see
    ``projections.fold``) and hand each projection the runs with the items of the new events
@@ -188,7 +188,7 @@ class ProjectionEngine:
         cold = [rid for rid in by_run if rid not in self._folds]
         if cold and not self._complete:
             prefix: dict[str, list[StoredEvent]] = defaultdict(list)
-            for e in self.store.reader.read_runs_until(cold, low):
+            for e in self.store.read_runs_until(cold, low):
                 prefix[e.run_id].append(e)
             for rid, events in prefix.items():
                 folds[rid] = fold(events)

@@ -85,7 +85,7 @@ def get(store: Store, suggestion_id: str) -> Current:
 def history(store: Store, suggestion_id: str) -> list[dict[str, Any]]:
     """Every decision event of a suggestion, in order, replayed from the log."""
     out = []
-    for e in store.reader.run_events(run_id_of(suggestion_id)):
+    for e in store.run_events(run_id_of(suggestion_id)):
         if e.type not in EVENT_TYPES:
             continue
         p = e.payload

@@ -18,6 +18,7 @@ from tracelake.runners.run_model import Event, Handler, Hint, RunFold, Troublesh
 
 Columns = tuple[str | None, str | None, str | None]  # plan_id, step_id, tool
 Payload = dict[str, Any]
+Note = Callable[[Payload], list[str]]  # an event body's extra detail for a timeline
 
 
 def _no_columns(payload: Payload) -> Columns:
@@ -45,7 +46,10 @@ class RunnerAdapter:
     * fold: ``every_event`` then ``handlers[type]`` fold one stored event into a
       :class:`RunFold`; ``status_groups`` maps a type to the run status it means (seed 000's
       UI grouping); ``passive`` lists the contract's types the fold reads nothing from;
-    * ``troubleshoot``: the runner's troubleshooting hints for a folded run (``explain``).
+    * ``troubleshoot``: the runner's troubleshooting hints for a folded run (``explain``);
+    * timeline (``explain``, the run page): ``hidden`` types are left out of it (streams,
+      snapshots), ``trouble`` types are marked as something going wrong, ``notes[type]`` adds
+      detail read from the event's body.
     """
 
     source: str
@@ -60,6 +64,9 @@ class RunnerAdapter:
     status_groups: Mapping[str, str] = field(default_factory=dict)
     passive: frozenset[str] = frozenset()
     troubleshoot: Troubleshoot = _no_hints
+    hidden: frozenset[str] = frozenset()
+    trouble: frozenset[str] = frozenset()
+    notes: Mapping[str, Note] = field(default_factory=dict)
 
     def fold(self, run: RunFold, event: Event) -> None:
         """Fold one stored event of this runner into *run*."""

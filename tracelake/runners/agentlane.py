@@ -362,6 +362,10 @@ def troubleshoot(run: RunFold, types: frozenset[str]) -> list[Hint]:
     ]
 
 
+def _agent_end_note(p: dict[str, Any]) -> list[str]:
+    return ["no result"] if p.get("is_root") and p.get("result") is None else []
+
+
 HANDLERS: dict[str, Handler] = {
     "agent_start": _agent_start,
     "llm_start": _llm_start,
@@ -383,4 +387,6 @@ ADAPTER = RunnerAdapter(
     # status only, or nothing the fold needs (streams, approvals, snapshots, plans)
     passive=frozenset(PAYLOAD_MODELS) - set(HANDLERS),
     troubleshoot=troubleshoot,
+    hidden=frozenset({"model_stream", "state_snapshot"}),  # provider streams, runner state
+    notes={"agent_end": _agent_end_note},
 )

@@ -187,6 +187,10 @@ def _binding_repaired(run: RunFold, e: Event) -> None:
         flow.binding_repaired(e)
 
 
+def _binding_repaired_note(p: dict[str, Any]) -> list[str]:
+    return [f"recovered_path={p['recovered_path']}"] if p.get("recovered_path") else []
+
+
 def _finish(run: RunFold, e: Event, success: bool) -> None:
     if run.finished:
         return
@@ -288,4 +292,6 @@ ADAPTER = RunnerAdapter(
     every_event=_every_event,
     status_groups=STATUS_GROUPS,
     troubleshoot=troubleshoot,
+    trouble=frozenset({"step.failed", "plan.aborted", "step.retrying"}),
+    notes={"binding.repaired": _binding_repaired_note},
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 from tracelake.runners import agentlane, graph_tool_call
 from tracelake.runners import field_rules as r
-from tracelake.runners.adapter import Columns, RunnerAdapter
+from tracelake.runners.adapter import Columns, Note, RunnerAdapter
 from tracelake.runners.run_model import Event, RunFold
 
 ADAPTERS: tuple[RunnerAdapter, ...] = (graph_tool_call.ADAPTER, agentlane.ADAPTER)
@@ -26,6 +26,11 @@ _FOLD_FALLBACK = graph_tool_call.ADAPTER
 
 # seed 000's UI grouping: the status a run's latest event type means, over every runner
 STATUS_GROUPS: dict[str, str] = {t: g for a in ADAPTERS for t, g in a.status_groups.items()}
+
+# A run's timeline, over every runner: types left out, types that mark trouble, extra detail.
+TIMELINE_HIDDEN: frozenset[str] = frozenset().union(*(a.hidden for a in ADAPTERS))
+TIMELINE_TROUBLE: frozenset[str] = frozenset().union(*(a.trouble for a in ADAPTERS))
+_NOTES: dict[str, Note] = {t: n for a in ADAPTERS for t, n in a.notes.items()}
 
 
 def adapter_for(source: str) -> RunnerAdapter | None:
@@ -44,6 +49,12 @@ def recognise(event: dict[str, Any]) -> RunnerAdapter | None:
 def fold_event(run: RunFold, event: Event) -> None:
     """Fold one stored event into *run* with its runner's handlers."""
     BY_SOURCE.get(event.source, _FOLD_FALLBACK).fold(run, event)
+
+
+def timeline_note(etype: str, body: dict[str, Any]) -> list[str]:
+    """The runner's extra detail for an event of type *etype* in a timeline (often none)."""
+    note = _NOTES.get(etype)
+    return note(body) if note is not None else []
 
 
 def columns_of(source: str, payload: dict[str, Any]) -> Columns:

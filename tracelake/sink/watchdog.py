@@ -1,17 +1,17 @@
 """Ending database calls that hang: a server that stopped answering (SIGSTOP, a frozen VM)
 ignores its own statement timeouts, and the kernel still answers TCP keepalives for it, so
-the only way out of such a call is to shut its socket down from another thread."""
+the only way out of such a call is to interrupt its connection from another thread (how, per
+driver, is the store's: ``store.interrupt``)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import threading
 import time
 from typing import Any
 
 from tracelake.store import Store
+from tracelake.store.interrupt import interrupt
 
 
 def interrupt_connections(conns: dict[int, Any]) -> None:
@@ -19,14 +19,7 @@ def interrupt_connections(conns: dict[int, Any]) -> None:
     on a server that stopped answering fails at once, where server-side timeouts cannot help."""
     for conn in list(conns.values()):
         with contextlib.suppress(Exception):
-            pgconn = getattr(conn, "pgconn", None)
-            if pgconn is not None:
-                dup = socket.socket(fileno=os.dup(pgconn.socket))
-                with contextlib.suppress(OSError):
-                    dup.shutdown(socket.SHUT_RDWR)
-                dup.close()
-            elif hasattr(conn, "interrupt"):  # sqlite3
-                conn.interrupt()
+            interrupt(conn)
 
 
 class Watchdog:

@@ -309,7 +309,9 @@ class PostgresAppender(Appender):
             # here, so translate_errors maps it like any other statement's error (a value the
             # server refuses, e.g. NUL in text, becomes DataRejectedError and is quarantined).
             raise sa.exc.DBAPIError.instance("COPY events", None, exc, psycopg.Error) from exc
-        conn.exec_driver_sql("NOTIFY tracelake_events")  # at commit: wakes projections/follow.py
+        conn.exec_driver_sql(
+            "NOTIFY tracelake_events"
+        )  # at commit: wakes store/leadership.py's leader
 
 
 def _encoded(rows: Sequence[EncodedEvent | NewEvent]) -> list[EncodedEvent]:

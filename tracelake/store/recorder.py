@@ -15,13 +15,14 @@ raw driver error or needs to know which backend it runs on.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-from tracelake.store import partitions, tracking
+from tracelake.store import leadership, partitions, tracking
 from tracelake.store.appender import Appender, PostgresAppender, SqliteAppender
 from tracelake.store.connection import (
     create_engine,
@@ -30,6 +31,7 @@ from tracelake.store.connection import (
     translate_errors,
     write_transaction,
 )
+from tracelake.store.leadership import Leadership
 from tracelake.store.partitions import Partition
 from tracelake.store.quarantine import (
     PostgresQuarantineWriter,
@@ -57,6 +59,16 @@ _BACKENDS: dict[str, tuple[type[Appender], type[QuarantineWriter]]] = {
 PoolEvent = Literal["connect", "close", "close_detached"]
 
 
+@dataclass(frozen=True, slots=True)
+class StoreParts:
+    """What :meth:`Store.parts_for_tests` hands a test."""
+
+    engine: Engine
+    appender: Appender
+    quarantine: QuarantineWriter
+    reader: Reader
+
+
 class Store:
     """One database: the event log, its quarantine, checkpoints and the read models."""
 
@@ -70,9 +82,9 @@ class Store:
     ) -> None:
         self.url = url
         self._engine = engine
-        self.appender = appender
-        self.quarantine = quarantine
-        self.reader = reader
+        self._appender = appender
+        self._quarantine = quarantine
+        self._reader = reader
 
     # -- what kind of database ----------------------------------------------------------------
     @property
@@ -92,32 +104,75 @@ class Store:
 
     # -- aggregate recorder -------------------------------------------------------------------
     def append(self, batch: Sequence[NewEvent | EncodedEvent]) -> AppendResult:
-        return self.appender.append(batch)
+        """Append a batch in one transaction (idempotent; see ``store.appender``)."""
+        return self._appender.append(batch)
+
+    def encode(self, batch: Sequence[NewEvent | EncodedEvent]) -> list[EncodedEvent]:
+        """The rows :meth:`append` would write for *batch* (redaction reports interned)."""
+        return self._appender.encode(batch)
 
     def lock_appends(self, conn: Connection) -> None:
         """Hold the append lock in *conn*'s transaction (maintenance that must see no append
         commit meanwhile, e.g. retention)."""
-        self.appender.lock(conn)
+        self._appender.lock(conn)
 
     def intern_reports(self, reports: Sequence[bytes | None]) -> list[str | None]:
         """References of encoded redaction reports, new ones stored first (``store.redactions``)."""
-        return self.appender.reports.refs(reports)
+        return self._appender.reports.refs(reports)
+
+    def report_ref(self, report: Mapping[str, Any] | None) -> str | None:
+        """The ``events.redactions`` value of one redaction report (interned first)."""
+        return self._appender.reports.ref_of(report)
+
+    def redaction_report(self, stored: Any) -> dict[str, Any] | None:
+        """The redaction report a stored ``StoredEvent.redactions`` value stands for."""
+        return self._appender.reports.expand(stored)
 
     def intern_contexts(self, contexts: Sequence[bytes | None]) -> list[int | None]:
         """Ids of encoded ``trace_metadata`` objects, new ones stored first."""
-        return self.appender.contexts.ids(contexts)
+        return self._appender.contexts.ids(contexts)
 
     def add_to_quarantine(self, items: Sequence[QuarantineItem]) -> int:
         """Record what could not be stored (idempotent); returns how many were new."""
-        return self.quarantine.add(items)
+        return self._quarantine.add(items)
+
+    @property
+    def quarantine(self) -> QuarantineWriter:
+        """Deprecated: use :meth:`add_to_quarantine`. Kept only for the two sink call sites
+        (``sink/shipper.py``, ``sink/writer.py``) until they move; see docs/ARCHITECTURE.md."""
+        return self._quarantine
 
     # -- application recorder -----------------------------------------------------------------
     def read_after(self, position: int, limit: int = 1000) -> list[StoredEvent]:
         """Up to *limit* events after *position*, in position order (safe to poll)."""
-        return self.reader.read_after(position, limit)
+        return self._reader.read_after(position, limit)
+
+    def iter_all(self, after: int = 0, batch: int = 5000) -> Iterator[StoredEvent]:
+        """Every event after *after*, in position order, read *batch* at a time."""
+        return self._reader.iter_all(after, batch)
 
     def max_position(self) -> int:
-        return self.reader.max_position()
+        return self._reader.max_position()
+
+    def run_events(self, run_id: str) -> list[StoredEvent]:
+        """One run's events in ``seq`` order."""
+        return self._reader.run_events(run_id)
+
+    def read_runs_until(self, run_ids: list[str], position: int) -> list[StoredEvent]:
+        """Every event of these runs at or below *position*, in position order."""
+        return self._reader.read_runs_until(run_ids, position)
+
+    def existing_runs(self, run_ids: list[str]) -> set[str]:
+        """Which of these run ids have stored events."""
+        return self._reader.existing_runs(run_ids)
+
+    def content_hashes(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """Content hashes of the stored events at these ``(run_id, seq)`` keys."""
+        return self._reader.content_hashes(keys)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for ``tracelake stats``: events by type and source, runs, quarantine."""
+        return self._reader.stats()
 
     # -- process recorder ---------------------------------------------------------------------
     def checkpoints(self) -> dict[str, int]:
@@ -182,6 +237,14 @@ class Store:
         with self.reading("read partitions") as conn:
             return partitions.partitions(conn) if partitions.is_partitioned(conn) else []
 
+    def lead(
+        self, what: str = "follow the log"
+    ) -> contextlib.AbstractContextManager[Leadership | None]:
+        """Try to become the one process that follows this database (``store.leadership``):
+        a :class:`Leadership` (which can wait for appends on PostgreSQL) while it leads, None
+        when another process does."""
+        return leadership.lead(self.url, what)
+
     def on_pool(self, name: PoolEvent, fn: Callable[..., Any]) -> None:
         """Watch the pool's DBAPI connections (the sink interrupts a hung call with them)."""
         event.listen(self._engine, name, fn)
@@ -211,6 +274,12 @@ class Store:
         from tracelake.store import migrate
 
         return migrate.schema_diff(self._engine)
+
+    def parts_for_tests(self) -> StoreParts:
+        """The test seam: the store's parts, for tests that check one of them directly (an
+        append held open mid-transaction, a cache's limit). Code under tracelake/ and
+        pipelines/ never calls it (tests/architecture checks)."""
+        return StoreParts(self._engine, self._appender, self._quarantine, self._reader)
 
     def dispose(self) -> None:
         """Close the pool's connections (a store stays usable: the pool reopens them)."""

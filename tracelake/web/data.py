@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from tracelake.projections.explain import explain
+from tracelake.promotion import kinds
 from tracelake.promotion import review as sug
 from tracelake.store import Store
 from tracelake.store.dialects import time_bucket
@@ -95,10 +96,10 @@ def evidence(store: Store, doc: dict[str, Any]) -> dict[str, Any]:
     )
     with store.reading("read a suggestion's evidence") as conn:
         rows = [r for r in conn.execute(query) if _matches(r, target)]
-        by_kind: dict[str, Any] = {"binding_repairs": [], "coercions": [], "data_flows": []}
-        reader = _KIND_EVIDENCE.get(str(doc.get("type")))
-        if reader is not None:  # the evidence rows of the suggestion's own kind
-            by_kind[reader[0]] = reader[1](conn, doc, collection, ev)
+        by_kind: dict[str, Any] = {key: [] for key, _ in _SHOWN.values()}
+        shown = _shown_for(doc)
+        if shown is not None:  # the rows of its kind's evidence table
+            by_kind[shown[0]] = shown[1](conn, doc, collection, ev)
     runs = [
         {
             "run_id": r.run_id,
@@ -130,12 +131,23 @@ def _matches(record: Any, target: Any) -> bool:
 
 
 EvidenceReader = Callable[[sa.Connection, dict[str, Any], str, dict[str, Any]], Any]
-# Per suggestion kind: the key of the page's evidence list and how its rows are read.
-_KIND_EVIDENCE: dict[str, tuple[str, EvidenceReader]] = {
-    "binding_repair": ("binding_repairs", lambda conn, doc, c, ev: _repairs(conn, doc, c, ev)),
-    "enum_mapping_candidate": ("coercions", lambda conn, doc, c, ev: _coercions(conn, c, ev)),
-    "data_flow_edge": ("data_flows", lambda conn, doc, c, ev: _flows(conn, c, ev)),
+# Per evidence table (which kind reads which is ``promotion.kinds``'): the key of the page's
+# evidence list and how the rows behind one suggestion are read.
+_SHOWN: dict[str, tuple[str, EvidenceReader]] = {
+    binding_repair_evidence.name: (
+        "binding_repairs",
+        lambda conn, doc, c, ev: _repairs(conn, doc, c, ev),
+    ),
+    coercion_evidence.name: ("coercions", lambda conn, doc, c, ev: _coercions(conn, c, ev)),
+    data_flow_evidence.name: ("data_flows", lambda conn, doc, c, ev: _flows(conn, c, ev)),
 }
+
+
+def _shown_for(doc: dict[str, Any]) -> tuple[str, EvidenceReader] | None:
+    """How the page shows the evidence rows of the document's kind (None: a kind counted from
+    the learning records, or one no longer known)."""
+    kind = kinds.info(str(doc.get("type")))
+    return None if kind is None or kind.evidence is None else _SHOWN[kind.evidence.name]
 
 
 def _repairs(conn: sa.Connection, doc: dict[str, Any], collection: str, ev: dict[str, Any]) -> Any:

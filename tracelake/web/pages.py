@@ -15,7 +15,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tracelake.errors import TracelakeError
+from tracelake.promotion import kinds
 from tracelake.promotion import review as sug
+from tracelake.runners.registry import TIMELINE_TROUBLE
 from tracelake.web import charts, data
 from tracelake.web.app import Context, context
 from tracelake.web.security import (
@@ -242,6 +244,7 @@ async def suggestion_page(request: Request) -> Response:
         "suggestion.html",
         session=session,
         doc=doc,
+        sequences=kinds.sequences(doc),  # a plan path's tools, say (promotion.kinds)
         evidence=evidence,
         history=history,
         next_id=data.next_item(q["items"], sid),
@@ -334,7 +337,7 @@ async def run_page(request: Request) -> Response:
     view = await run_in_threadpool(data.run_view, ctx.store, run_id)
     if view is None:
         return render(request, "error.html", 404, title="No such run", message=f"no run {run_id!r}")
-    return render(request, "run.html", run=view)
+    return render(request, "run.html", run=view, trouble=TIMELINE_TROUBLE)
 
 
 async def healthz(request: Request) -> Response:
