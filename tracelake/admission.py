@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import logging
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -51,9 +52,7 @@ def scrub(scrubber: Scrubber, inbound: InboundEvent) -> Scrubbed:
         out = scrubber.scrub_event(inbound.source, inbound.type, inbound.event)
         return Scrubbed(out.payload, out.report)
     except Exception as exc:  # noqa: BLE001 - whatever broke, the raw event must not be stored
-        log.error(  # the type may be attacker-chosen text: only the exception class is logged
-            "scrubbing an event failed (%s); storing a minimal record", type(exc).__name__
-        )
+        _log_failure(type(exc).__name__)
         try:
             etype = scrubber.scrub_text(inbound.type, max_len=200)
         except Exception:  # noqa: BLE001 - not even the type can be checked: do not keep it
@@ -61,6 +60,25 @@ def scrub(scrubber: Scrubber, inbound: InboundEvent) -> Scrubbed:
         return Scrubbed(
             {"type": etype, "scrub_failed": True}, {"failed": SCRUB_FAILED}, failed=True
         )
+
+
+_failures: dict[str, float | int] = {"logged_at": float("-inf"), "since": 0}
+
+
+def _log_failure(kind: str) -> None:
+    """One line at most every 10 s (a database outage fails every new subject's event: a line
+    per event would flood the log and, on a full stderr pipe, stall the sink's writer)."""
+    now = time.monotonic()
+    _failures["since"] += 1
+    if now - _failures["logged_at"] < 10.0:
+        return
+    log.error(  # the type may be attacker-chosen text: only the exception class is logged
+        "scrubbing an event failed (%s); storing a minimal record (%d such events since the "
+        "last line)",
+        kind,
+        _failures["since"],
+    )
+    _failures["logged_at"], _failures["since"] = now, 0
 
 
 def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | None:

@@ -19,12 +19,6 @@ from tests.architecture.import_graph import REPO, module_files
 PARTS = {"appender", "reader", "quarantine", "engine"}
 PRIVATE = {f"_{p}" for p in PARTS}
 SEAM = "parts_for_tests"
-# Known gap (docs/ARCHITECTURE.md): the sink is being changed elsewhere; its two call sites
-# still write through the deprecated `Store.quarantine` property.
-ALLOWED = {
-    ("tracelake/sink/shipper.py", "quarantine"),
-    ("tracelake/sink/writer.py", "quarantine"),
-}
 
 
 def _names_a_store(node: ast.expr) -> bool:
@@ -53,8 +47,7 @@ def test_no_module_outside_the_store_reaches_its_parts() -> None:
         if name.startswith("tracelake/store/"):
             continue
         for part in sorted(leaks(path.read_text(encoding="utf-8"))):
-            if (name, part) not in ALLOWED:
-                offenders.append(f"{name}: .{part}")
+            offenders.append(f"{name}: .{part}")
     assert offenders == [], "use Store methods instead of its parts:\n" + "\n".join(offenders)
 
 
@@ -65,12 +58,6 @@ def test_the_leak_reader_sees_leaks() -> None:
     assert leaks("self.store._engine.connect()") == {"_engine"}
     assert leaks("s = x.parts_for_tests()") == {"parts_for_tests"}
     assert leaks("store.stats(); self.store.append(x); reader.read()") == set()
-
-
-def test_the_allowed_leaks_still_exist() -> None:
-    """When the sink stops using `Store.quarantine`, drop ALLOWED and the property."""
-    for name, part in ALLOWED:
-        assert part in leaks((REPO / name).read_text(encoding="utf-8")), (name, part)
 
 
 DRIVERS = ("psycopg", "sqlite3", "sqlalchemy.dialects")

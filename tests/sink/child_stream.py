@@ -1,10 +1,12 @@
 """A producer that records events at a steady rate until it is killed (SIGTERM/SIGKILL tests).
 
-python -m tests.sink.child_stream URL SPOOL_DIR RATE [own-handler]
+python -m tests.sink.child_stream URL SPOOL_DIR RATE [own-handler] [subjects]
 
 Prints ``accepted <n>`` after every 10th record() call (flushed), so the parent knows how many
 events record() accepted before the kill. With ``own-handler`` the program installs its own
-SIGTERM handler first (the sink must chain to it); it prints ``own handler`` and exits 3.
+SIGTERM handler first (the sink must chain to it); it prints ``own handler`` and exits 3. With
+``subjects`` every 20th event brings a new customer id (a pseudonym secret looked up in the
+database).
 """
 
 from __future__ import annotations
@@ -29,12 +31,16 @@ def main() -> None:
     sink = TraceSink(
         url, spool_dir=spool_dir, flush_interval=0.05, retry_max=0.5, db_timeout=2, max_queue=20_000
     )
+    subjects = "subjects" in sys.argv[4:]
     print("ready", flush=True)
     gap = 1.0 / rate if rate > 0 else 0.0
     start = time.monotonic()
     i = 0
     while True:
-        sink.record({"type": "step.completed", "stage": "runner", "i": i}, run_id=f"r{i % 4}")
+        event: dict[str, object] = {"type": "step.completed", "stage": "runner", "i": i}
+        if subjects:  # a new customer id now and then: a subject-secret lookup each
+            event["user_id"] = f"cust-{i // 20}"
+        sink.record(event, run_id=f"r{i % 4}")
         i += 1
         if i % 10 == 0:
             print(f"accepted {i}", flush=True)

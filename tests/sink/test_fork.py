@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
 
 
 def _ticks(store: Store, run_id: str) -> list[int]:
-    return [e.payload["i"] for e in store.reader.run_events(run_id)]
+    return [e.payload["i"] for e in store.run_events(run_id)]
 
 
 @pytest.mark.parametrize("scrub_process", [False, True], ids=["thread", "process"])
@@ -66,9 +66,9 @@ def test_a_forked_child_records_into_its_own_sink(
 
 
 def _pool_worker(args: tuple[int, int]) -> int:
-    from tracelake.sink import sink as sink_module
+    from tracelake.sink import live
 
-    (sink,) = sink_module._live  # the parent's sink, started afresh in this process
+    (sink,) = live.SINKS  # the parent's sink, started afresh in this process
     worker, n = args
     for i in range(n):
         sink.record({"type": "custom.tick", "i": i}, run_id=f"worker-{worker}")

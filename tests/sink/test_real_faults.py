@@ -177,6 +177,32 @@ def test_sigkill_during_a_hang_loses_at_most_the_last_flush_interval(
     assert -10 <= lost <= 250, (accepted, stored)
 
 
+@pytest.mark.slow
+def test_sigkill_during_a_hang_with_pseudonymised_ids(
+    private_pg: PrivatePostgres, fresh_db: str, tmp_path: Path
+) -> None:
+    """New customer ids need their pseudonym secret from the database: a lookup waits at most
+    LOOKUP_TIMEOUT (1 s), then lookups fail at once (those events are kept as minimal records,
+    failing closed), so the writer keeps spooling. Found by an attack: the writer sat in a
+    lookup for the whole hang and SIGKILL lost 3,046 of 3,999 events."""
+    from tracelake.store.subject_secrets import LOOKUP_TIMEOUT
+
+    spool = tmp_path / "spool"
+    rate = 500.0
+    child = _stream_child(fresh_db, spool, rate, "subjects")
+    time.sleep(1.0)
+    private_pg.freeze()
+    try:
+        accepted, err = _accepted_until(child, signal.SIGKILL, 4.0)
+    finally:
+        private_pg.thaw()
+    assert child.returncode == -signal.SIGKILL, err
+    stored = _replay_into(fresh_db, spool)
+    lost = accepted - stored
+    print(f"accepted {accepted}, stored {stored}, lost to SIGKILL {lost}")
+    assert -10 <= lost <= rate * LOOKUP_TIMEOUT + 250, (accepted, stored)
+
+
 # -- 2. a long replay does not stall recording -------------------------------------------------
 
 

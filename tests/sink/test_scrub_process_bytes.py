@@ -31,7 +31,7 @@ import pytest
 
 from tests.sink.test_scrub_process import _process, _started
 from tracelake.runners import to_jsonable
-from tracelake.sink import offload
+from tracelake.sink import pickling
 from tracelake.sink.preparer import Item
 from tracelake.store import Store
 
@@ -69,7 +69,7 @@ class Model(pydantic.BaseModel):
 
 
 def test_classes_whose_pickle_runs_their_own_code_go_as_snapshots() -> None:
-    how = offload._how
+    how = pickling._how
     assert how(Tick) == "reference"  # a plain dataclass: __new__ and its __dict__
     assert how(Mood) == "reference"  # an enum loads by value
     assert how(datetime.datetime) == how(Decimal) == "reference"  # the standard library's
@@ -82,7 +82,7 @@ def test_classes_whose_pickle_runs_their_own_code_go_as_snapshots() -> None:
         (own, "r", 1.0, None),
         (Model(type="custom.model"), "r", 1.0, None),
     ]
-    loaded = pickle.loads(offload.dumps(items, 32))  # no RuntimeError from _refuse
+    loaded = pickle.loads(pickling.dumps(items, 32))  # no RuntimeError from _refuse
     assert loaded[0][0] == to_jsonable(own, 32) and isinstance(loaded[0][0], str)
     assert loaded[1][0] == {"type": "custom.model"}
 

@@ -10,16 +10,12 @@ When the process dies, hangs (no answer within ``HUNG_AFTER``) or cannot take a 
 batches are unpickled and prepared on the writer thread instead, in their place in the order:
 nothing is lost and nothing is reordered.
 
-Objects whose class the process could not import (defined in ``__main__`` or inside a
-function) are sent as their JSON-compatible snapshot instead, which is exactly what the
-process would have made of them.
+What goes into a batch's pickle is :mod:`tracelake.sink.pickling`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import enum
-import io
 import itertools
 import logging
 import os
@@ -32,10 +28,9 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
 
-from tracelake.runners import to_jsonable
 from tracelake.sink.frames import frame, read_frame
+from tracelake.sink.pickling import pickle_batch
 from tracelake.sink.preparer import Item, Prepared
 from tracelake.sink.spool import Encoded
 
@@ -44,92 +39,6 @@ log = logging.getLogger("tracelake.sink")
 WINDOW = 4  # batches in the process at a time (the others wait here, pickled)
 HUNG_AFTER = 10.0  # seconds without the answer to the oldest batch: the process is hung
 START_TIMEOUT = 120.0  # seconds to import and warm up the scrubber
-
-
-def snapshot_of(tree: Any) -> Any:
-    """Unpickled in the scrubber process: the snapshot taken here (see :class:`_Pickler`)."""
-    return tree
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles by reference what the scrubber process can import; an object with
-    ``to_dict()`` (agentlane's events) as what that returns, since that is all the sink keeps
-    of it (its other fields may hold a whole agent, or things that do not pickle); anything
-    else the process could not import as its JSON-compatible snapshot. (``reducer_override``
-    is called only for class instances, not for str, int, dict, list and the like.)"""
-
-    how: ClassVar[dict[type, str]] = {}
-
-    def __init__(self, file: io.BytesIO, max_depth: int) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.max_depth = max_depth
-
-    def reducer_override(self, obj: Any) -> Any:
-        kind = type(obj)
-        how = self.how.get(kind)
-        if how is None:
-            if len(self.how) > 4096:  # classes made on the fly: keep it bounded
-                self.how.clear()
-            how = self.how[kind] = _how(kind)
-        if how == "to_dict":
-            to_dict = getattr(obj, "to_dict", None)
-            if callable(to_dict):  # (the same test the snapshot walk makes)
-                return (snapshot_of, (to_dict(),))
-        elif how == "reference":
-            return NotImplemented
-        return (snapshot_of, (to_jsonable(obj, self.max_depth),))
-
-
-# Hooks that make a class's pickle run its own code when it is loaded. A batch is kept only as
-# its bytes, so it must load again here if the process cannot take it: classes of the runner's
-# that define any of them go as their snapshot (what the process would have made of them).
-_OWN_PICKLING = (
-    "__reduce__",
-    "__reduce_ex__",
-    "__getstate__",
-    "__setstate__",
-    "__getnewargs__",
-    "__getnewargs_ex__",
-    "__new__",
-)
-
-
-def _how(kind: type) -> str:
-    if issubclass(kind, type):
-        return "reference"  # a class itself (pickled by name, or the snapshot walk's str())
-    if callable(getattr(kind, "to_dict", None)):
-        return "to_dict"
-    module = sys.modules.get(kind.__module__)
-    importable = (
-        kind.__module__ != "__main__"
-        and "<locals>" not in kind.__qualname__
-        and module is not None
-        and getattr(module, "__spec__", None) is not None
-    )
-    return "reference" if importable and _loads_plainly(kind) else "snapshot"
-
-
-def _loads_plainly(kind: type) -> bool:
-    """Its pickle loads without running code of the runner's: a class of the standard library
-    or an enum (loaded by value), or one that defines none of the pickling hooks itself (a
-    plain class or dataclass: ``__new__`` and its ``__dict__`` or slots)."""
-    root = kind.__module__.partition(".")[0]
-    if root in sys.stdlib_module_names or root == "builtins" or issubclass(kind, enum.Enum):
-        return True
-    for klass in kind.__mro__:
-        if klass is object or klass.__module__.partition(".")[0] in sys.stdlib_module_names:
-            continue
-        if any(hook in vars(klass) for hook in _OWN_PICKLING):
-            return False
-        if "__setattr__" in vars(klass) and "__slots__" in vars(klass):
-            return False  # slots are loaded with setattr
-    return True
-
-
-def dumps(items: list[Item], max_depth: int) -> bytes:
-    buffer = io.BytesIO()
-    _Pickler(buffer, max_depth).dump(items)
-    return buffer.getvalue()
 
 
 @dataclass(slots=True)
@@ -211,14 +120,7 @@ class ScrubProcess:
     def submit(self, items: list[Item]) -> None:
         """Pickle a batch now (the runner's objects are not kept); :meth:`pump` sends it when
         the window has room (the caller checked ``usable`` and ``has_room``)."""
-        payload: bytes | None
-        try:
-            payload = dumps(items, self.max_depth)
-        except Exception:  # noqa: BLE001 - e.g. an object holding a lock
-            try:
-                payload = dumps([self._portable(i) for i in items], self.max_depth)
-            except Exception:  # noqa: BLE001 - not even a snapshot: prepared here
-                payload = None
+        payload = pickle_batch(items, self.max_depth)
         batch = _Batch(payload, None if payload is not None else items, len(items), items[0][2])
         ticket = next(self._tickets)
         with self._lock:
@@ -254,21 +156,6 @@ class ScrubProcess:
             return  # the pipe is full: the next pump goes on (a hang is found by check())
         except OSError as exc:
             self._die(f"it stopped reading ({type(exc).__name__})")
-
-    def _portable(self, item: Item) -> Item:
-        """The item, or its snapshot taken here when it does not pickle."""
-        try:
-            dumps([item], self.max_depth)
-            return item
-        except Exception:  # noqa: BLE001
-            obj, run_id, recorded_at, meta = item
-            tree = to_jsonable(obj, self.max_depth)
-            return (
-                tree,
-                run_id,
-                recorded_at,
-                None if meta is None else to_jsonable(meta, self.max_depth),
-            )
 
     def collect(self) -> list[Prepared | Taken]:
         """Answered batches in submission order, each prepared, or taken back (unpickled) to

@@ -10,6 +10,7 @@ import itertools
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,14 @@ if TYPE_CHECKING:
 Item = tuple[Any, "str | None", float, "dict[str, Any] | None"]
 
 Prepared = tuple[Sequence[NewEvent], Sequence[QuarantineItem], float]
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """An item whose snapshot failed where it was pickled (its ``to_dict()`` raised): quarantined
+    as the writer thread quarantines it (:mod:`tracelake.sink.pickling`)."""
+
+    error: str  # the exception's type name
 
 
 def new_run_id() -> str:
@@ -53,6 +62,8 @@ class Preparer:
             obj, given_run, recorded_at, meta = item
             now = datetime.fromtimestamp(recorded_at, UTC)
             try:
+                if isinstance(obj, Unreadable):
+                    raise ContractError("unreadable_event", _unreadable(obj.error))
                 inbound = self._snapshot(obj, meta)
                 run_id = self._safe(self._run_of(inbound, given_run)) or new_run_id()
                 event_id = self._safe(inbound.event_id) or f"{self._id_prefix}-{next(self._ids)}"
@@ -63,7 +74,7 @@ class Preparer:
             except ContractError as exc:
                 bad.append(self.quarantined(given_run, exc.reason, exc.detail, now))
             except Exception as exc:  # noqa: BLE001 - e.g. a __str__ or to_dict() that raises
-                detail = f"{type(exc).__name__} while taking a snapshot of the event"
+                detail = _unreadable(type(exc).__name__)
                 bad.append(self.quarantined(given_run, "unreadable_event", detail, now))
         return events, bad, batch[0][2] if batch else time.time()
 
@@ -134,6 +145,10 @@ class Preparer:
             return self.scrubber.scrub_text(_short(exc), max_len=200)
         except Exception:  # noqa: BLE001 - if even that fails, say only what kind it was
             return type(exc).__name__
+
+
+def _unreadable(error: str) -> str:
+    return f"{error} while taking a snapshot of the event"
 
 
 def _short(exc: BaseException) -> str:

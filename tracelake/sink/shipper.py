@@ -159,7 +159,7 @@ class Shipper:
                     self.counters.written += result.appended
                     self.counters.replayed += result.appended
             if bad:
-                self.store.quarantine.add(bad)
+                self.store.add_to_quarantine(bad)
                 self._count_quarantined(bad)
 
     def _count_quarantined(self, bad: Sequence[QuarantineItem]) -> None:

@@ -13,11 +13,9 @@ does can raise into the runner's loop, and the caller's event objects are never 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
 import os
-import sys
 import threading
 import time
 from collections import deque
@@ -26,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Self
 
 from tracelake.config import Settings
-from tracelake.sink import signals
+from tracelake.sink import live, signals
 from tracelake.sink.handoff import Handoff
 from tracelake.sink.offload import start_scrub_process, state
 from tracelake.sink.preparer import Item, Preparer, new_run_id
@@ -148,9 +146,9 @@ class TraceSink:
         )
         self._thread.start()
         self._ship_thread.start()
-        _live.add(self)
+        live.SINKS.add(self)
         if handle_sigterm:
-            signals.install(_close_all_on_sigterm)
+            signals.install(live.close_all_on_sigterm)
 
     def _runner_producing(self) -> bool:
         """The newest queued event is younger than a flush interval: the runner is producing
@@ -304,7 +302,7 @@ class TraceSink:
         self.spool.close()
         self._shipper.state = CLOSED
         self.store.dispose()
-        _live.discard(self)
+        live.SINKS.discard(self)
 
     def stats(self) -> dict[str, Any]:
         """Counters and gauges a runner can export as metrics."""
@@ -355,57 +353,3 @@ class TraceSink:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-# Strong references: a sink the application dropped without close() must still be flushed at
-# exit (its writer thread is a daemon and would be killed with its queue).
-_live: set[TraceSink] = set()
-
-
-def _close_all_on_sigterm() -> None:
-    for sink in list(_live):
-        sink.close(timeout=5.0)  # the spool first, then at most 5 s for the database
-
-
-@atexit.register
-def _close_all() -> None:  # interpreter exit: flush with a bounded timeout
-    for sink in list(_live):
-        try:
-            sink.close(timeout=10.0)
-        except Exception:
-            log.exception("tracelake sink: close at exit failed; the spool keeps what was left")
-
-
-# What a forked child inherited from its parent's sinks: kept referenced and never used or
-# closed here (closing a database connection, an spool lock or a pipe in the child would end
-# the parent's; dropping them would close them on garbage collection).
-_inherited: list[object] = []
-
-
-def _start_afresh_in_child() -> None:
-    """After ``fork()`` (gunicorn ``--preload``, multiprocessing's ``fork``): the child has the
-    sinks' objects but none of their threads, and their queues hold the parent's events (the
-    parent stores those). Each sink starts again here as it was created: a new database
-    connection, its own spool owner folder, new threads and scrubber process; the inherited
-    pipes to the parent's scrubber process are detached so that process still sees its input
-    end when the parent exits. A multiprocessing worker, which leaves through ``os._exit``
-    (no atexit), closes its sinks through multiprocessing's own exit hook."""
-    for sink in list(_live):
-        with contextlib.suppress(Exception):
-            _inherited.append(sink.__dict__.copy())
-            if sink._writer.offload is not None:
-                sink._writer.offload.detach()
-            sink.__init__(**sink._args)  # type: ignore[misc]
-    mp_util = sys.modules.get("multiprocessing.util")
-    if mp_util is not None:  # (a worker clears its exit hooks after this: register after it)
-        for sink in _live:
-            mp_util.register_after_fork(sink, _close_at_worker_exit)
-
-
-def _close_at_worker_exit(sink: TraceSink) -> None:
-    import multiprocessing.util
-
-    multiprocessing.util.Finalize(sink, sink.close, kwargs={"timeout": 10.0}, exitpriority=100)
-
-
-os.register_at_fork(after_in_child=_start_afresh_in_child)

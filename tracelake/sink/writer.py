@@ -127,14 +127,8 @@ class Writer:
             if off is None or not (off.usable or off.outstanding):
                 # no scrubber process (or it is still starting): prepare here
                 self.pending.append(self._prepare_here(self._take()))
-            elif not off.usable or not off.has_room:
-                wait = 0.05  # woken when an answer arrives
-            elif self._partial_and_young():
-                wait = 0.005  # pickle whole batches (less of the runner's time), or old ones
-            else:  # everything queued, pickled now (no system call in between to lose the GIL)
-                off.submit(self._take())
-                while self.queue and off.has_room and not self._partial_and_young():
-                    off.submit(self._take())
+            else:
+                wait = self._hand_over(off)
         if off is not None:
             off.pump()
         # A prepared batch leaves memory once it is in the spool or with the shipper.
@@ -145,6 +139,18 @@ class Writer:
             # not spin on the runner's GIL (a spin here cost a fast runner ~40% of its speed).
             wait = 0.05
         return wait
+
+    def _hand_over(self, off: ScrubProcess) -> float:
+        """Pickle everything queued for the scrubber process in one go (no system call in
+        between to lose the GIL); returns how long to wait when it cannot be done now."""
+        if not off.usable or not off.has_room:
+            return 0.05  # woken when an answer arrives
+        if self._partial_and_young():
+            return 0.005  # pickle whole batches (less of the runner's time), or old ones
+        off.submit(self._take())
+        while self.queue and off.has_room and not self._partial_and_young():
+            off.submit(self._take())
+        return 0.0
 
     def _take(self) -> list[Item]:
         batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
@@ -329,7 +335,7 @@ def replay(spool: Spool, store: Store, progress: Callable[[], None] = lambda: No
                     done.duplicates += result.duplicates
                     done.quarantined += len(result.conflicts) + result.rejected
                 else:
-                    done.quarantined += store.quarantine.add(record.items)  # type: ignore[arg-type]
+                    done.quarantined += store.add_to_quarantine(record.items)  # type: ignore[arg-type]
         except SpoolCorruptError:
             kept = spool.quarantine_segment(segment)
             log.error(

@@ -136,12 +136,6 @@ class Store:
         """Record what could not be stored (idempotent); returns how many were new."""
         return self._quarantine.add(items)
 
-    @property
-    def quarantine(self) -> QuarantineWriter:
-        """Deprecated: use :meth:`add_to_quarantine`. Kept only for the two sink call sites
-        (``sink/shipper.py``, ``sink/writer.py``) until they move; see docs/ARCHITECTURE.md."""
-        return self._quarantine
-
     # -- application recorder -----------------------------------------------------------------
     def read_after(self, position: int, limit: int = 1000) -> list[StoredEvent]:
         """Up to *limit* events after *position*, in position order (safe to poll)."""

@@ -28,17 +28,28 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from tracelake.errors import ScrubError, StoreError
+from tracelake.errors import ScrubError, StoreError, StoreUnavailableError
 from tracelake.scrub.pseudonym import use_subject_secrets
 from tracelake.store.connection import create_engine, translate_errors
+from tracelake.store.interrupt import interrupt
 
 REFRESH_SECONDS = 1.0
+# No lookup waits longer: a server that stopped answering (SIGSTOP, a frozen VM) ignores its own
+# timeouts, so a timer shuts the connection down under a call that overruns. After a failed
+# call, lookups fail at once for a while (the scrubber fails closed: the event is kept as a
+# minimal record) instead of each waiting for the timeout again: a sink's writer must keep
+# spooling through an outage (an attack found it stuck in a lookup, its queue unspooled).
+# A lookup takes milliseconds; one second keeps what a sink's writer holds in memory during a
+# hang to about a second of events (bench/bench_sink.py, test_real_faults.py).
+LOOKUP_TIMEOUT = 1.0
+RETRY_AFTER = 3.0  # doubled after each failure while the database stays away, up to 30 s
 CACHE_LIMIT = 200_000
 _REF_CONTEXT = b"tracelake-subject\x00"
 
@@ -67,11 +78,13 @@ class SubjectSecrets:
         # Deferred creation (see defer/settle): ref -> (text, provisional secret), one thread.
         self._pending: dict[str, tuple[str, bytes]] | None = None
         self._deferring: int | None = None
+        self._down_until = 0.0  # monotonic: no database call before then
+        self._backoff = RETRY_AFTER
 
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            self._engine = create_engine(self.url)
+            self._engine = create_engine(self.url, bounded=LOOKUP_TIMEOUT)
         return self._engine
 
     def secret_for(self, text: str) -> bytes:
@@ -127,12 +140,13 @@ class SubjectSecrets:
                 ref: self._load_or_create_one(ref, secret) for ref, (_, secret) in pending.items()
             }
         refs = list(pending)
-        cursor = self._raw_conn().driver_connection.cursor()
-        try:
-            cursor.execute(_PG_UPSERT_ALL, (refs, [pending[r][1] for r in refs]))
-            return {str(r): bytes(s) for r, s in cursor.fetchall()}
-        finally:
-            cursor.close()
+        with self._bounded() as driver:
+            cursor = driver.cursor()
+            try:
+                cursor.execute(_PG_UPSERT_ALL, (refs, [pending[r][1] for r in refs]))
+                return {str(r): bytes(s) for r, s in cursor.fetchall()}
+            finally:
+                cursor.close()
 
     def _load_or_create_one(self, ref: str, secret: bytes) -> bytes:
         row = self._query("SELECT secret FROM subject_secrets WHERE subject_ref = ?", (ref,))
@@ -177,23 +191,78 @@ class SubjectSecrets:
     # covers it, so no stored event can outlive its secret in a crash.
     def _raw_conn(self) -> Any:
         if self._raw is None:
-            raw = self.engine.raw_connection()
-            driver = raw.driver_connection
-            if self.engine.dialect.name == "postgresql":
-                driver.autocommit = True  # type: ignore[union-attr]
-                driver.execute("SET synchronous_commit TO off")  # type: ignore[union-attr]
-            self._raw = raw
+            self._raw = self._connect_within(LOOKUP_TIMEOUT)
         return self._raw
+
+    def _connect_within(self, seconds: float) -> Any:
+        """Connect on a helper thread and wait at most *seconds* (libpq's own connect timeout
+        is 2 s at least); a connection that arrives later is closed by that thread."""
+        got: dict[str, Any] = {}
+        abandoned = threading.Event()
+
+        def connect() -> None:
+            try:
+                raw = self.engine.raw_connection()
+                driver = raw.driver_connection
+                if self.engine.dialect.name == "postgresql":
+                    driver.autocommit = True  # type: ignore[union-attr]
+                    driver.execute("SET synchronous_commit TO off")  # type: ignore[union-attr]
+            except Exception as exc:  # noqa: BLE001 - raised on the caller's thread
+                got["error"] = exc
+                return
+            got["raw"] = raw
+            if abandoned.is_set():
+                with contextlib.suppress(Exception):
+                    raw.invalidate()
+
+        helper = threading.Thread(target=connect, name="tracelake-subject-connect", daemon=True)
+        helper.start()
+        helper.join(seconds)
+        if helper.is_alive():
+            abandoned.set()
+            raise StoreUnavailableError(f"the database did not accept a connection in {seconds}s")
+        if "error" in got:
+            raise got["error"]
+        return got["raw"]
 
     def _query(self, sql: str, params: tuple[object, ...]) -> Any:
         if self.engine.dialect.name == "postgresql":
             sql = sql.replace("?", "%s")
-        cursor = self._raw_conn().driver_connection.cursor()
+        with self._bounded() as driver:
+            cursor = driver.cursor()
+            try:
+                cursor.execute(sql, params)
+                return cursor.fetchone() if cursor.description else None
+            finally:
+                cursor.close()
+
+    @contextlib.contextmanager
+    def _bounded(self) -> Iterator[Any]:
+        """The driver connection for one call of at most LOOKUP_TIMEOUT (see there)."""
+        if time.monotonic() < self._down_until:
+            raise StoreUnavailableError(
+                "the database did not answer a subject-secret lookup a moment ago"
+            )
         try:
-            cursor.execute(sql, params)
-            return cursor.fetchone() if cursor.description else None
+            driver = self._raw_conn().driver_connection  # (connect_timeout bounds a connect)
+        except Exception:
+            self._failed()
+            raise
+        timer = threading.Timer(LOOKUP_TIMEOUT, interrupt, (driver,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield driver
+        except Exception:
+            self._failed()
+            raise
         finally:
-            cursor.close()
+            timer.cancel()
+        self._backoff = RETRY_AFTER
+
+    def _failed(self) -> None:
+        self._down_until = time.monotonic() + self._backoff
+        self._backoff = min(30.0, self._backoff * 2)
 
     def _close_raw(self) -> None:
         raw, self._raw = self._raw, None

@@ -1,0 +1,69 @@
+"""The process's open sinks: closed (flushed) at interpreter exit and on SIGTERM, and started
+afresh in a forked child."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tracelake.sink.sink import TraceSink
+
+log = logging.getLogger("tracelake.sink")
+
+# Strong references: a sink the application dropped without close() must still be flushed at
+# exit (its writer thread is a daemon and would be killed with its queue).
+SINKS: set[TraceSink] = set()
+
+
+def close_all_on_sigterm() -> None:
+    for sink in list(SINKS):
+        sink.close(timeout=5.0)  # the spool first, then at most 5 s for the database
+
+
+@atexit.register
+def close_all() -> None:  # interpreter exit: flush with a bounded timeout
+    for sink in list(SINKS):
+        try:
+            sink.close(timeout=10.0)
+        except Exception:
+            log.exception("tracelake sink: close at exit failed; the spool keeps what was left")
+
+
+# What a forked child inherited from its parent's sinks: kept referenced and never used or
+# closed here (closing a database connection, a spool lock or a pipe in the child would end
+# the parent's; dropping them would close them on garbage collection).
+_inherited: list[object] = []
+
+
+def _start_afresh_in_child() -> None:
+    """After ``fork()`` (gunicorn ``--preload``, multiprocessing's ``fork``): the child has the
+    sinks' objects but none of their threads, and their queues hold the parent's events (the
+    parent stores those). Each sink starts again here as it was created: a new database
+    connection, its own spool owner folder, new threads and scrubber process; the inherited
+    pipes to the parent's scrubber process are detached so that process still sees its input
+    end when the parent exits. A multiprocessing worker, which leaves through ``os._exit``
+    (no atexit), closes its sinks through multiprocessing's own exit hook."""
+    for sink in list(SINKS):
+        with contextlib.suppress(Exception):
+            _inherited.append(sink.__dict__.copy())
+            if sink._writer.offload is not None:
+                sink._writer.offload.detach()
+            sink.__init__(**sink._args)  # type: ignore[misc]
+    mp_util = sys.modules.get("multiprocessing.util")
+    if mp_util is not None:  # (a worker clears its exit hooks after this: register after it)
+        for sink in SINKS:
+            mp_util.register_after_fork(sink, _close_at_worker_exit)
+
+
+def _close_at_worker_exit(sink: TraceSink) -> None:
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(sink, sink.close, kwargs={"timeout": 10.0}, exitpriority=100)
+
+
+os.register_at_fork(after_in_child=_start_afresh_in_child)
