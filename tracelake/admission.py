@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tracelake import codec
 from tracelake.runners import InboundEvent
 from tracelake.runners.registry import columns_of
+from tracelake.scrub.freetext import credential_shaped
 from tracelake.scrub.pseudonym import subject_key
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
 
@@ -95,8 +96,9 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
             for p in _PLACEHOLDER.findall(scrubber.scrub_text(v, max_len=len(v) + 64))
         ]
         # Ids are opaque by nature: the generic high-entropy-token rule ([SECRET]) does not
-        # count here; anything personal or a known credential shape does.
-        if all(p == _OPAQUE for p in found):
+        # count here; anything personal or a credential shape does (a provider's key prefix,
+        # or a mixed-case token: an attack stored `ev-sat_4gUy0BQ8...` and `tenant-sk-proj-...`).
+        if all(p == _OPAQUE for p in found) and not credential_shaped(value):
             return value
     except Exception:  # noqa: BLE001 - cannot tell: pseudonymise
         pass

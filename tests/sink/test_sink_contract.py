@@ -41,6 +41,22 @@ def test_to_dict_wins_over_the_dataclass_branch() -> None:
     assert out == {"type": "tool_start", "payload": {"a": 1}, "schema_version": 1}
 
 
+def test_integers_too_long_to_print_are_stored_cut(
+    db_url: str, store: Store, tmp_path: Path
+) -> None:
+    """Python refuses str() of ints past ~4,300 digits: such a value is stored as its size, not
+    the event quarantined (an attack found it quarantined as unreadable_event)."""
+    random = Faker().random
+    digits = random.randrange(4_400, 50_000)
+    sink = TraceSink(db_url, spool_dir=tmp_path / "spool", flush_interval=0.01)
+    sink.record({"type": "custom.big", "n": 10**digits, "m": 10**4_100}, run_id="big")
+    sink.close()
+    assert sink.stats()["quarantined"] == 0
+    (event,) = store.run_events("big")
+    assert event.payload["n"] == f"[an integer of about {digits + 1} digits]"
+    assert event.payload["m"].endswith("…") and "0" * 20 not in event.payload["m"]  # cut
+
+
 def test_dataclass_events_with_to_dict_are_stored_not_quarantined(
     db_url: str, store: Store, tmp_path: Path
 ) -> None:
@@ -211,3 +227,40 @@ def test_a_slow_database_overflows_the_hand_over_and_loses_nothing(tmp_path: Pat
     with sa.create_engine(url).connect() as conn:
         rows = conn.exec_driver_sql("SELECT run_id, seq, payload FROM events").all()
     assert len(rows) == 3_000
+
+
+def test_run_and_event_ids_shaped_like_credentials_are_pseudonymised(
+    db_url: str, store: Store, tmp_path: Path
+) -> None:
+    """Ids are kept as given unless something in them is personal or credential-shaped: a
+    provider's key prefix, or a mixed-case token of letters and digits (found by an attack:
+    `ev-sat_...` and `tenant-sk-proj-...` were stored verbatim). Plain ids stay readable."""
+    import secrets as stdlib_secrets
+
+    def token(n: int) -> str:
+        while True:  # a token in both cases with digits, as issued tokens are
+            t = stdlib_secrets.token_urlsafe(n).replace("-", "").replace("_", "")
+            if not t.islower() and not t.isupper() and any(c.isdigit() for c in t):
+                return t
+
+    planted = [
+        f"sat_{token(30)}",
+        f"sk-proj-{token(40)}",
+        f"ghp_{token(30)}",
+        f"xoxb-{stdlib_secrets.randbelow(10**12)}-{token(24)}",
+        f"AKIA{stdlib_secrets.token_hex(8).upper()}",
+        token(32),
+    ]
+    plain = ["run-" + stdlib_secrets.token_hex(16), "order-2024-05-13-001"]
+    sink = TraceSink(db_url, spool_dir=tmp_path / "spool", flush_interval=0.01)
+    for i, value in enumerate(planted + plain):
+        sink.record({"type": "custom.id", "event_id": f"ev-{value}"}, run_id=f"tenant-{value}")
+        sink.record({"type": "custom.id", "i": i}, run_id=f"tenant-{value}")
+    sink.close()
+    stored = [(e.run_id, e.event_id or "") for e in store.iter_all()]
+    text = repr(stored)
+    leaked = [v for v in planted if v in text]
+    assert not leaked, f"stored verbatim: {leaked}"
+    for value in plain:
+        assert f"tenant-{value}" in text, f"a plain id was pseudonymised: {value}"
+    assert len({run for run, _ in stored}) == len(planted + plain)  # runs still group

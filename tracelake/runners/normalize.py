@@ -34,8 +34,16 @@ def to_jsonable(obj: Any, max_depth: int) -> JSONValue:
 
 
 _SCALARS = frozenset({int, bool, type(None)})
-MAX_INT_DIGITS = 4000  # Python refuses to print longer ints (sys.int_info.default_max_str_digits)
+MAX_INT_DIGITS = 4000  # longer ints are cut (Python refuses to print ints past ~4,300 digits)
 _INT_LIMIT = 10**MAX_INT_DIGITS
+
+
+def _long_int(value: int) -> str:
+    """Its first digits (Python refuses ``str()`` past ~4,300 digits: then only its size)."""
+    try:
+        return str(value)[:32] + "…"
+    except ValueError:
+        return f"[an integer of about {int(value.bit_length() * 0.30103) + 1} digits]"
 
 
 def clean_text(text: str) -> str:
@@ -63,7 +71,7 @@ def _walk(obj: Any, max_depth: int, depth: int) -> JSONValue:
         return obj if obj.isascii() and "\x00" not in obj else clean_text(obj)
     if kind in _SCALARS:  # the common cases first, without ABC isinstance checks
         if kind is int and not -_INT_LIMIT < obj < _INT_LIMIT:
-            return str(obj)[:32] + "…"
+            return _long_int(obj)
         return obj
     if kind is dict:
         if depth >= max_depth:

@@ -215,6 +215,19 @@ _PASSPORT_HINT = re.compile(r"[Pp]ass|PASS|[Rr]eisepass|여권|旅券|パスポ�
 _API_HINT = re.compile(
     r"gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|hf_|SG\."
 )
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9]{20,}")
+
+
+def credential_shaped(text: str) -> bool:
+    """A known provider's key shape, or a token of 20+ letters and digits in both cases (how
+    API tokens look; UUIDs, ULIDs and hex ids do not). For ids, where the generic
+    high-entropy rule does not count (:func:`tracelake.admission.safe_identifier`)."""
+    if _API_HINT.search(text) and _API_KEY.search(text):
+        return True
+    for token in _LONG_TOKEN.findall(text):
+        if not token.islower() and not token.isupper() and any(c.isdigit() for c in token):
+            return True
+    return False
 
 
 # -- scripts --------------------------------------------------------------------------------
