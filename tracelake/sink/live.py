@@ -15,6 +15,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tracelake.sink")
 
+# True in the sink's scrubber process (set by tracelake.sink.scrub_worker before it loads any
+# event): a sink the runner's modules make there stays inert.
+IN_SCRUBBER = False
+
 # Strong references: a sink the application dropped without close() must still be flushed at
 # exit (its writer thread is a daemon and would be killed with its queue).
 SINKS: set[TraceSink] = set()

@@ -73,7 +73,9 @@ class ScrubProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tracelake.sink.scrub_worker"],
+            # -P: the runner's working directory must not come first on the path (a checkout
+            # of another tracelake there would be the one imported)
+            [sys.executable, "-P", "-m", "tracelake.sink.scrub_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,

@@ -140,7 +140,10 @@ class Preparer:
         return self._bare_run
 
     def safe_error(self, exc: BaseException) -> str:
-        """An exception's first line, scrubbed: log lines are a path to disk too."""
+        """An exception's first line, scrubbed: log lines are a path to disk too. A system
+        error is its number and the system's text (never its file name)."""
+        if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
+            return f"{type(exc).__name__} [Errno {exc.errno}] {exc.strerror}"
         try:
             return self.scrubber.scrub_text(_short(exc), max_len=200)
         except Exception:  # noqa: BLE001 - if even that fails, say only what kind it was

@@ -85,6 +85,9 @@ class TraceSink:
         events. Default: off unless ``TRACELAKE_SINK_SCRUB_PROCESS=1`` (see BENCHMARKS.md).
         Until it is ready, and for good if it dies or hangs, the writer thread scrubs."""
         self._args = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+        if live.IN_SCRUBBER:
+            self._stay_inert()
+            return
         from tracelake.scrub import get_scrubber, load_pseudonym_key
         from tracelake.store import open_store
 
@@ -149,6 +152,13 @@ class TraceSink:
         live.SINKS.add(self)
         if handle_sigterm:
             signals.install(live.close_all_on_sigterm)
+
+    def _stay_inert(self) -> None:
+        """Created inside the sink's scrubber process, by a module of the runner's that the
+        process imported to unpickle an event (an application that makes its sink at import):
+        that sink does nothing there (no threads, spool, database or process of its own)."""
+        self._closed, self._late, self._close_lock = True, 0, threading.RLock()
+        log.info("tracelake sink: a sink made inside the scrubber process does nothing there")
 
     def _runner_producing(self) -> bool:
         """The newest queued event is younger than a flush interval: the runner is producing
