@@ -19,6 +19,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from tracelake.scrub.detect import CLEAN_TEXTS
 from tracelake.scrub.keys import KeyClass, classify
 from tracelake.scrub.walk import Walker
 
@@ -167,6 +168,8 @@ def _shape_dict(w: Walker, value: dict[Any, Any], path: str, depth: int) -> dict
 def _shape_plain(w: Walker, key: str, item: Any, path: str, depth: int) -> Any:
     """A value under a key without an opinion: shaped, or checked when an integer."""
     icls = item.__class__
+    if icls is str and item in CLEAN_TEXTS and len(item) <= MAX_STR and item[:1] not in "{[":
+        return item  # what _shape -> Walker.text returns for a string detect() found clean
     if icls is str or icls is dict or icls is list:
         return _shape(w, item, path, depth + 1)
     if item is None or icls is bool or icls is float:
