@@ -30,9 +30,13 @@ MAX_STR = 80
 CUT_JSON_STR = 300  # a cut JSON text cannot be shaped: keep more of it
 
 
+# json.dumps(value, ensure_ascii=False) builds a JSONEncoder per call; this one encodes the same
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def _size(value: Any) -> int:
     try:
-        return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+        return len(_ENCODER.encode(value).encode("utf-8"))
     except (TypeError, ValueError):
         return -1
 
@@ -123,12 +127,17 @@ def _was_cut(original: Any, shaped: Any) -> bool:
             _was_cut(o, s) for o, s in zip(original, shaped, strict=False)
         )
     if isinstance(original, dict):
-        return (
-            len(original) > MAX_KEYS
-            or not isinstance(shaped, dict)
-            or any(k in shaped and _was_cut(v, shaped[k]) for k, v in original.items())
-        )
+        if len(original) > MAX_KEYS or not isinstance(shaped, dict):
+            return True
+        for k, v in original.items():
+            if v is None or v.__class__ in _NEVER_CUT:  # _was_cut() would say False
+                continue
+            if k in shaped and _was_cut(v, shaped[k]):
+                return True
     return False
+
+
+_NEVER_CUT = frozenset({int, float, bool})
 
 
 def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:

@@ -23,6 +23,8 @@ MAX_TEXT = 2000  # longer strings are scanned on a prefix and cut
 _BOOL_FLOAT = (bool, float)
 _INT_FLOAT = (int, float)
 _STR_INT_FLOAT = (str, int, float)
+# json.dumps(v, ensure_ascii=False) without building a JSONEncoder per call (same output)
+_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 _MIN_CHECKED = 10_000_000  # detect_int checks numbers of 8 digits and more
 _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(?:\.\d+)?)')
 
@@ -129,7 +131,7 @@ class Walker:
             parsed = json.loads(value)
         except (ValueError, RecursionError):
             return self.text(self._scrub_json_pairs(value, path), path, limit=limit)
-        return json.dumps(self.value(parsed, path), ensure_ascii=False)
+        return _DUMPS(self.value(parsed, path))
 
     def _scrub_json_pairs(self, value: str, path: str) -> str:
         def replace(match: re.Match[str]) -> str:
