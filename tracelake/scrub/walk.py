@@ -185,18 +185,20 @@ class Walker:
         out: dict[str, Any] = {}
         field = self.field
         for k, v in value.items():
-            # paths use the scrubbed key: a key can be an email (short ASCII keys: see dict_key)
-            sk = k if k.__class__ is str and len(k) <= 6 and k.isascii() else self.dict_key(k, path)
+            # paths use the scrubbed key: a key can be an email (known-clean keys: see dict_key)
+            sk = (
+                k
+                if k.__class__ is str and k in CLEAN_TEXTS and len(k) <= 200
+                else self.dict_key(k, path)
+            )
             out[sk] = field(k, v, f"{path}.{sk}" if path else sk, depth)
         return out
 
     def dict_key(self, key: Any, path: str) -> str:
-        # Short ASCII keys (ids, field names) cannot hold a secret worth the detector's time;
-        # short non-ASCII keys can: a Hangul name is 2-4 characters.
-        if key.__class__ is str and (
-            (len(key) <= 6 and key.isascii()) or (key in CLEAN_TEXTS and len(key) <= 200)
-        ):
-            return key  # a key detect() found clean: what text() below returns, no entity
+        # Every key is judged, short ones too ("Min Gu" is a name in six ASCII characters);
+        # a key detect() found clean before costs a set lookup, and text() returns it as is.
+        if key.__class__ is str and key in CLEAN_TEXTS and len(key) <= 200:
+            return key
         if not isinstance(key, str):
             raise ScrubError(f"not JSON-compatible: a {type(key).__name__} key at {path}")
         return self.text(key, path + ".<key>", limit=200)
