@@ -165,12 +165,13 @@ def _shape_dict(w: Walker, value: dict[Any, Any], path: str, depth: int) -> dict
         if i >= MAX_KEYS:
             out["_more_keys"] = len(value) - MAX_KEYS
             break
-        skey = w.dict_key(key, path)
-        sub = f"{path}.{skey}"
+        # a key detect() found clean is its own scrubbed form (Walker.dict_key, without the call)
+        known = key.__class__ is str and key in CLEAN_TEXTS and len(key) <= 200
+        skey = key if known else w.dict_key(key, path)
         if classify(key)[0] is KeyClass.PLAIN:
-            out[skey] = _shape_plain(w, key, item, sub, depth)
+            out[skey] = _shape_plain(w, key, item, f"{path}.{skey}", depth)
         else:  # key rules decide (credential, person, pseudonym, id)
-            out[skey] = _bounded(w.field(key, item, sub, depth))
+            out[skey] = _bounded(w.field(key, item, f"{path}.{skey}", depth))
     return out
 
 
@@ -192,6 +193,8 @@ def _shape_plain(w: Walker, key: str, item: Any, path: str, depth: int) -> Any:
 
 def _bounded(value: Any) -> Any:
     """Key-ruled values under SAFE_ID/PSEUDONYM keys can still be containers: bound them."""
+    if value.__class__ is str and len(value) <= MAX_STR:  # the common case: a short marker
+        return value
     if isinstance(value, dict):
         return {"_keys": len(value)}
     if isinstance(value, list):
