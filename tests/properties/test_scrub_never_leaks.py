@@ -156,6 +156,15 @@ def planted_events(draw: st.DrawFn) -> tuple[str, dict[str, Any], list[Planted]]
         [Planted("email", "ko_KR", "agweon@example.org")],
     )
 )
+# Found by this property (seed 1005050370): a key of six ASCII characters or fewer skipped
+# detection, so the name "Min Gu" used as a key was stored.
+@example(
+    drawn=(
+        "agentlane",
+        {"type": "tool_call", "payload": {"arguments": {"Min Gu": None}}},
+        [Planted("name", "zh_CN", "Min Gu")],
+    )
+)
 def test_scrub_never_leaks_a_planted_value_and_never_mutates_its_input(
     drawn: tuple[str, dict[str, Any], list[Planted]],
 ) -> None:

@@ -13,7 +13,6 @@ The same :class:`Preparer` runs in the main process (one worker) or in each work
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -24,6 +23,7 @@ from tracelake.ingest.lines import Line
 from tracelake.ingest.parse import parse_line
 from tracelake.run_identity import content_digest
 from tracelake.runners import classify
+from tracelake.runners.inbound import InboundEvent
 from tracelake.store.records import QuarantineItem, hash_payload
 from tracelake.store.redactions import split_encoded
 
@@ -113,8 +113,14 @@ class Preparer:
         try:
             obj = parse_line(line, self.max_bytes, self.max_depth, self.key)
             inbound = classify(obj)
-            inbound = replace(
-                inbound, run_id=self.safe(inbound.run_id), event_id=self.safe(inbound.event_id)
+            # built directly: dataclasses.replace() re-reads every field through a loop
+            inbound = InboundEvent(
+                inbound.source,
+                inbound.type,
+                inbound.event,
+                self.safe(inbound.run_id),
+                self.safe(inbound.event_id),
+                inbound.seq,
             )
             scrubbed = scrub(self.scrubber, inbound)
             canonical = content = None

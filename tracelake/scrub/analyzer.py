@@ -349,7 +349,7 @@ def analyze(text: str, entities: list[str]) -> list[tuple[int, int, str]]:
     other = [e for e in entities if e not in HANGUL_ENTITIES]
     found: list[tuple[int, int, str]] = []
     if other:
-        blanked = _HANGUL.sub(" ", text)
+        blanked = text if text.isascii() else _HANGUL.sub(" ", text)  # no Hangul in ASCII
         found += _run(blanked, other, by_entity, compiled, text)
     if hangul:
         found += _run(text, hangul, by_entity, compiled, text)

@@ -76,10 +76,11 @@ _LITERAL_GATED = (
     ("://", _URL_CREDENTIAL, "URL_CREDENTIAL"),
     ("A", _AWS, "AWS_ACCESS_KEY"),
 )
-# (words one of which the lower-cased text must contain, the regex, the entity)
+# (words one of which the lower-cased text must contain, the regex, the entity); the words
+# are looked up by one regex search (C) instead of a generator of substring tests
 _WORD_GATED = (
-    (("bearer", "basic", "token"), _BEARER, "BEARER_TOKEN"),
-    (("ss", "sid", "srf", "token", "remember"), _COOKIE, "SESSION_COOKIE"),
+    (re.compile("bearer|basic|token"), _BEARER, "BEARER_TOKEN"),
+    (re.compile("ss|sid|srf|token|remember"), _COOKIE, "SESSION_COOKIE"),
 )
 
 
@@ -94,7 +95,7 @@ def _word_candidates(text: str, found: set[str]) -> None:
     if not text.isascii():
         low = low.replace("\u0131", "i").replace("\u017f", "s")
     for words, pattern, entity in _WORD_GATED:
-        if any(word in low for word in words) and pattern.search(text):
+        if words.search(low) is not None and pattern.search(text):
             found.add(entity)
 
 
@@ -166,6 +167,15 @@ def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Counts]:
     return "".join(out), tuple(sorted(counts.items()))
 
 
+# Strings (up to CLEAN_MAX characters) that detect() returned unchanged with no entity, per
+# allow_secret: the walk's hot paths test membership here (a set lookup) before calling
+# detect() through its LRU wrapper. detect() is a pure function of its arguments, so a member
+# stays clean after the LRU forgets it; each set is emptied when it reaches CACHE_SIZE.
+CLEAN_MAX = 256
+CLEAN_TEXTS: set[str] = set()  # detect(text, True) == (text, ())
+CLEAN_IDS: set[str] = set()  # detect(text, False) == (text, ())
+
+
 @lru_cache(maxsize=CACHE_SIZE)
 def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
     """Return *text* with detected entities replaced by ``[ENTITY]`` and counts per entity.
@@ -173,6 +183,16 @@ def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
     ``allow_secret=False`` disables the long-token heuristic (for values under id keys, which
     are long opaque ids by design); every other recognizer still applies.
     """
+    clean, counts = found = _detect(text, allow_secret)
+    if not counts and len(text) <= CLEAN_MAX and clean == text:
+        known = CLEAN_TEXTS if allow_secret else CLEAN_IDS
+        if len(known) >= CACHE_SIZE:
+            known.clear()
+        known.add(text)
+    return found
+
+
+def _detect(text: str, allow_secret: bool) -> tuple[str, Counts]:
     if _SKIP_RE.fullmatch(text):
         return text, ()
     entities, phone = candidate_entities(text, allow_secret=allow_secret)

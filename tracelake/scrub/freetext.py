@@ -288,7 +288,7 @@ def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
             _digit_spans(text, spans)
     if _TRIGGERS.search(text):
         _credential_spans(text, spans)
-    if hangul.HANGUL_RUN.search(text):
+    if not text.isascii() and hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if (" " in text or "\n" in text) and _UPPER.search(text):
         latin.latin_spans(text, spans)
@@ -315,6 +315,8 @@ def _add_counts(
 
 def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """The first pass: Korean addresses and Han/kana runs (dates in CJK text before them)."""
+    if text.isascii():  # neither Hangul nor Han/kana
+        return text, ()
     has_hangul = hangul.HANGUL_RUN.search(text) is not None
     has_cjk = _HAS_CJK.search(text) is not None
     if not ((has_hangul and _ADDRESS_HINT.search(text)) or has_cjk):

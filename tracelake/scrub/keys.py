@@ -188,6 +188,12 @@ def classify(key: str) -> tuple[KeyClass, str]:
     return KeyClass.PLAIN, ""
 
 
+@lru_cache(maxsize=8192)
+def is_quantity(key: str) -> bool:
+    """Whether *key* names a quantity or a time (:data:`QUANTITY`), memoised per key."""
+    return QUANTITY.search(normalize(key)) is not None
+
+
 def is_identifier_name(value: object) -> bool:
     """``name: "lookup_customer"`` names a thing; ``name: "Minjun Lee"``/``"이민준"`` a person.
 

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from tracelake.scrub.detect import detect
+from tracelake.scrub.detect import CLEAN_IDS, detect
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
@@ -40,6 +40,7 @@ _HTTP_RE = re.compile(
     r"Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout|"
     r"Client Error|Server Error)\b"  # the last two: requests.HTTPError's "403 Client Error: ..."
 )
+_SCALARS = (bool, int, float)
 TRACE_METADATA_SAFE = frozenset(
     {"collection_id", "case_id", "quality_case_id", "request_id", "failure_reason", "http_status"}
 )
@@ -47,15 +48,27 @@ TRACE_METADATA_SAFE = frozenset(
 
 def keep(w: Walker, value: Any, path: str) -> Any:
     """Ids, names, counts: kept when they are plain scalars, else walked."""
-    if value.__class__ is str and len(value) <= 256:  # fast path: a cached clean id
+    cls = value.__class__
+    if cls is str and len(value) <= 256:  # fast path: a cached clean id
+        if value in CLEAN_IDS:
+            return value
         clean, counts = detect(value, False)
         if not counts:
             return clean
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or cls is int or cls is bool or cls is float or isinstance(value, _SCALARS):
         return value
     if isinstance(value, str):
         return w.text(value, path, allow_secret=False, limit=256)
     return w.value(value, path)
+
+
+def _kept_as_is(value: Any) -> bool:
+    """Whether :func:`keep` returns *value* itself with nothing to record: a plain number,
+    ``None``, or a string detect() already found clean as an id."""
+    cls = value.__class__
+    if cls is str:
+        return value in CLEAN_IDS and len(value) <= 256
+    return value is None or cls is int or cls is bool or cls is float
 
 
 def scrub(w: Walker, value: Any, path: str) -> Any:
@@ -129,7 +142,7 @@ def trace_steps(w: Walker, value: Any, path: str) -> Any:
 
 
 def _number(value: Any) -> Any:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    return value if isinstance(value, _SCALARS[1:]) and not isinstance(value, bool) else None
 
 
 _META_CACHE: OrderedDict[tuple[str, bytes, str, bytes], tuple[bytes, Walker]] = OrderedDict()
@@ -256,7 +269,9 @@ def apply(
     get = rules.get
     for key, item in event.items():
         rule = get(key) if key.__class__ is str else None
-        if rule is not None:
+        if rule is keep and _kept_as_is(item):
+            out[key] = item  # what keep() returns for it, without the call
+        elif rule is not None:
             out[key] = rule(w, item, f"{path}.{key}" if path else key)
         else:
             skey = w.dict_key(key, path)

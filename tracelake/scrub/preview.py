@@ -19,6 +19,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from tracelake.scrub.detect import CLEAN_TEXTS
 from tracelake.scrub.keys import KeyClass, classify
 from tracelake.scrub.walk import Walker
 
@@ -29,9 +30,13 @@ MAX_STR = 80
 CUT_JSON_STR = 300  # a cut JSON text cannot be shaped: keep more of it
 
 
+# json.dumps(value, ensure_ascii=False) builds a JSONEncoder per call; this one encodes the same
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def _size(value: Any) -> int:
     try:
-        return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+        return len(_ENCODER.encode(value).encode("utf-8"))
     except (TypeError, ValueError):
         return -1
 
@@ -122,12 +127,17 @@ def _was_cut(original: Any, shaped: Any) -> bool:
             _was_cut(o, s) for o, s in zip(original, shaped, strict=False)
         )
     if isinstance(original, dict):
-        return (
-            len(original) > MAX_KEYS
-            or not isinstance(shaped, dict)
-            or any(k in shaped and _was_cut(v, shaped[k]) for k, v in original.items())
-        )
+        if len(original) > MAX_KEYS or not isinstance(shaped, dict):
+            return True
+        for k, v in original.items():
+            if v is None or v.__class__ in _NEVER_CUT:  # _was_cut() would say False
+                continue
+            if k in shaped and _was_cut(v, shaped[k]):
+                return True
     return False
+
+
+_NEVER_CUT = frozenset({int, float, bool})
 
 
 def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
@@ -155,18 +165,21 @@ def _shape_dict(w: Walker, value: dict[Any, Any], path: str, depth: int) -> dict
         if i >= MAX_KEYS:
             out["_more_keys"] = len(value) - MAX_KEYS
             break
-        skey = w.dict_key(key, path)
-        sub = f"{path}.{skey}"
+        # a key detect() found clean is its own scrubbed form (Walker.dict_key, without the call)
+        known = key.__class__ is str and key in CLEAN_TEXTS and len(key) <= 200
+        skey = key if known else w.dict_key(key, path)
         if classify(key)[0] is KeyClass.PLAIN:
-            out[skey] = _shape_plain(w, key, item, sub, depth)
+            out[skey] = _shape_plain(w, key, item, f"{path}.{skey}", depth)
         else:  # key rules decide (credential, person, pseudonym, id)
-            out[skey] = _bounded(w.field(key, item, sub, depth))
+            out[skey] = _bounded(w.field(key, item, f"{path}.{skey}", depth))
     return out
 
 
 def _shape_plain(w: Walker, key: str, item: Any, path: str, depth: int) -> Any:
     """A value under a key without an opinion: shaped, or checked when an integer."""
     icls = item.__class__
+    if icls is str and item in CLEAN_TEXTS and len(item) <= MAX_STR and item[:1] not in "{[":
+        return item  # what _shape -> Walker.text returns for a string detect() found clean
     if icls is str or icls is dict or icls is list:
         return _shape(w, item, path, depth + 1)
     if item is None or icls is bool or icls is float:
@@ -180,6 +193,8 @@ def _shape_plain(w: Walker, key: str, item: Any, path: str, depth: int) -> Any:
 
 def _bounded(value: Any) -> Any:
     """Key-ruled values under SAFE_ID/PSEUDONYM keys can still be containers: bound them."""
+    if value.__class__ is str and len(value) <= MAX_STR:  # the common case: a short marker
+        return value
     if isinstance(value, dict):
         return {"_keys": len(value)}
     if isinstance(value, list):

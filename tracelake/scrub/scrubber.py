@@ -116,7 +116,10 @@ def clear_caches() -> None:
     from tracelake.scrub import detect, keys, policy, preview
 
     detect.detect.cache_clear()
+    detect.CLEAN_TEXTS.clear()
+    detect.CLEAN_IDS.clear()
     keys.classify.cache_clear()
+    keys.is_quantity.cache_clear()
     preview._maybe_json.cache_clear()
     with policy._META_LOCK:
         policy._META_CACHE.clear()

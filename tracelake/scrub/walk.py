@@ -13,12 +13,19 @@ import re
 from typing import Any
 
 from tracelake.errors import ScrubError
-from tracelake.scrub.detect import detect, detect_int
-from tracelake.scrub.keys import QUANTITY, KeyClass, classify, is_identifier_name, normalize
+from tracelake.scrub.detect import CLEAN_IDS, CLEAN_TEXTS, detect, detect_int
+from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, is_quantity, normalize
 from tracelake.scrub.pseudonym import pseudonymize
 
 MAX_DEPTH = 24  # deeper structures are replaced by a marker, not walked
 MAX_TEXT = 2000  # longer strings are scanned on a prefix and cut
+# isinstance with a tuple: ``A | B`` builds a union object on every call and tests slower
+_BOOL_FLOAT = (bool, float)
+_INT_FLOAT = (int, float)
+_STR_INT_FLOAT = (str, int, float)
+# json.dumps(v, ensure_ascii=False) without building a JSONEncoder per call (same output)
+_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
+_MIN_CHECKED = 10_000_000  # detect_int checks numbers of 8 digits and more
 _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(?:\.\d+)?)')
 
 
@@ -71,6 +78,8 @@ class Walker:
         """Scrubbed *value*; with *limit*, cut to that many characters after scanning."""
         cut = limit or MAX_TEXT
         if len(value) <= cut:  # the common case: nothing to cut
+            if value in (CLEAN_TEXTS if allow_secret else CLEAN_IDS):
+                return value  # known clean: what detect() would return, with no entity
             clean, counts = detect(value, allow_secret)
             for entity, n in counts:
                 self.hit(path, entity, n)
@@ -90,6 +99,8 @@ class Walker:
         """*value*, or a marker when it is a phone, card or national id number stored as an
         integer (*strict*: also any other phone-length number that is not a timestamp or
         a date-prefixed id; ids under id keys are checked with ``strict=False``)."""
+        if -_MIN_CHECKED < value < _MIN_CHECKED:  # under 8 digits: detect_int says None
+            return value
         if isinstance(value, int) and not isinstance(value, bool):
             entity = detect_int(value, strict)
             if entity is not None:
@@ -100,7 +111,9 @@ class Walker:
     def keyed_number(self, key: str, value: int, path: str) -> int | float | str:
         """An integer under a plain key: a quantity key (size, count, amount, ttl, ...) keeps
         it; any other key gets the strict check of :meth:`number`."""
-        if QUANTITY.search(normalize(key)):
+        if -_MIN_CHECKED < value < _MIN_CHECKED:  # under 8 digits: detect_int says None
+            return value
+        if is_quantity(key):
             entity = detect_int(value, strict=False)
             if entity is not None:
                 self.hit(path, entity)
@@ -118,7 +131,7 @@ class Walker:
             parsed = json.loads(value)
         except (ValueError, RecursionError):
             return self.text(self._scrub_json_pairs(value, path), path, limit=limit)
-        return json.dumps(self.value(parsed, path), ensure_ascii=False)
+        return _DUMPS(self.value(parsed, path))
 
     def _scrub_json_pairs(self, value: str, path: str) -> str:
         def replace(match: re.Match[str]) -> str:
@@ -137,7 +150,7 @@ class Walker:
             if kclass is KeyClass.PSEUDONYM:
                 self.act("pseudonymized")
                 return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
-            if kclass is KeyClass.CREDENTIAL and raw[:1] != '"' and QUANTITY.search(normalize(key)):
+            if kclass is KeyClass.CREDENTIAL and raw[:1] != '"' and is_quantity(key):
                 return match.group(0)
             self.hit(sub, entity)
             return f'"{key}": "[{entity}]"'
@@ -147,7 +160,12 @@ class Walker:
     # -- containers ---------------------------------------------------------------------
     def value(self, value: Any, path: str, depth: int = 0) -> Any:
         """Fully scrubbed copy of a JSON-compatible *value* (key rules + detection)."""
-        if value is None or isinstance(value, bool | float):
+        cls = value.__class__  # exact JSON classes first; subclasses take the isinstance chain
+        if cls is str:
+            return self.text(value, path)
+        if cls is dict and depth < MAX_DEPTH:
+            return self._dict(value, path, depth)
+        if value is None or isinstance(value, _BOOL_FLOAT):
             return value
         if isinstance(value, str):
             return self.text(value, path)
@@ -157,20 +175,29 @@ class Walker:
             self.act("depth_cut")
             return "[DEPTH_LIMIT]"
         if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for k, v in value.items():
-                sk = self.dict_key(k, path)  # paths use the scrubbed key: a key can be an email
-                out[sk] = self.field(k, v, f"{path}.{sk}" if path else sk, depth)
-            return out
+            return self._dict(value, path, depth)
         if isinstance(value, list):
             sub = f"{path}[]"
             return [self.value(item, sub, depth + 1) for item in value]
         raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
 
+    def _dict(self, value: dict[Any, Any], path: str, depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        field = self.field
+        for k, v in value.items():
+            # paths use the scrubbed key: a key can be an email (known-clean keys: see dict_key)
+            sk = (
+                k
+                if k.__class__ is str and k in CLEAN_TEXTS and len(k) <= 200
+                else self.dict_key(k, path)
+            )
+            out[sk] = field(k, v, f"{path}.{sk}" if path else sk, depth)
+        return out
+
     def dict_key(self, key: Any, path: str) -> str:
-        # Short ASCII keys (ids, field names) cannot hold a secret worth the detector's time;
-        # short non-ASCII keys can: a Hangul name is 2-4 characters.
-        if key.__class__ is str and len(key) <= 6 and key.isascii():
+        # Every key is judged, short ones too ("Min Gu" is a name in six ASCII characters);
+        # a key detect() found clean before costs a set lookup, and text() returns it as is.
+        if key.__class__ is str and key in CLEAN_TEXTS and len(key) <= 200:
             return key
         if not isinstance(key, str):
             raise ScrubError(f"not JSON-compatible: a {type(key).__name__} key at {path}")
@@ -188,7 +215,7 @@ class Walker:
         if kclass is KeyClass.SAFE_ID:
             return self._safe_id(value, path, depth)
         if kclass is KeyClass.PSEUDONYM:
-            if isinstance(value, str | int | float):
+            if isinstance(value, _STR_INT_FLOAT):
                 self.act("pseudonymized")
                 return pseudonymize(self.key, value)
             return self.value(value, path, depth + 1)
@@ -202,7 +229,7 @@ class Walker:
         """A value under an id key: names and clear credentials only (no long-token rule)."""
         if isinstance(value, str):
             return self.text(value, path, allow_secret=False)
-        if isinstance(value, int | float):
+        if isinstance(value, _INT_FLOAT):
             return self.number(value, path, strict=False)
         return self.value(value, path, depth + 1)
 
@@ -210,6 +237,6 @@ class Walker:
     def _kept_despite_key(key: str, kclass: KeyClass, value: Any) -> bool:
         if kclass is KeyClass.CREDENTIAL:
             # token_ttl_s: 3600 is a duration, not a credential
-            return isinstance(value, int | float) and QUANTITY.search(normalize(key)) is not None
+            return isinstance(value, _INT_FLOAT) and is_quantity(key)
         # {"name": "lookup_customer"} names a tool, not a person
         return kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value)
