@@ -90,8 +90,9 @@ class Preparer:
         one round trip each would cost more than the scrub itself when every run brings a new
         subject. So the chunk is scrubbed with provisional secrets for new subjects, which are
         then stored together; if any subject turns out to have had a secret already (a
-        re-ingest, another worker), the chunk is scrubbed again with the stored ones, and the
-        next chunks look subjects up one by one (a re-ingest meets known subjects all along).
+        re-ingest, another worker), the chunk is scrubbed again with the stored ones; when more
+        than a quarter of them were known, the next chunks look subjects up one by one (a
+        re-ingest meets known subjects all along; two workers racing on a customer do not).
         """
         subjects = _subjects(self.key)
         if subjects is None or self._one_by_one > 0:
@@ -104,7 +105,10 @@ class Preparer:
             settled = subjects.settle()
         if settled:
             return out
-        self._one_by_one = ONE_BY_ONE_CHUNKS
+        if subjects.conflicts * 4 > subjects.deferred:
+            # many subjects were known already (a re-ingest): look them up one by one for a
+            # while; a few (another worker created them meanwhile) only cost this re-scrub
+            self._one_by_one = ONE_BY_ONE_CHUNKS
         self._safe_ids.clear()  # ids made safe with a provisional secret
         return [self.line(line) for line in lines]
 

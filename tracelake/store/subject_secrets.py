@@ -79,6 +79,7 @@ class SubjectSecrets:
         self._pending: dict[str, tuple[str, bytes]] | None = None
         self._deferring: int | None = None
         self._down_until = 0.0  # monotonic: no database call before then
+        self.deferred = self.conflicts = 0  # of the last settle()
         self._backoff = RETRY_AFTER
 
     @property
@@ -115,9 +116,13 @@ class SubjectSecrets:
             self._pending, self._deferring = {}, threading.get_ident()
 
     def settle(self) -> bool:
-        """Store the deferred secrets; True when every provisional secret is the stored one."""
+        """Store the deferred secrets; True when every provisional secret is the stored one.
+        Otherwise ``conflicts`` says how many were not (of ``deferred``): their cache entries
+        now hold the stored secrets (or are gone), the rest of the cache stays, and the
+        scrubber's memo is dropped (it may hold pseudonyms made with a provisional secret)."""
         with self._lock:
             pending, self._pending, self._deferring = self._pending or {}, None, None
+            self.deferred, self.conflicts = len(pending), 0
             if not pending:
                 return True
             try:
@@ -125,12 +130,20 @@ class SubjectSecrets:
             except Exception:  # noqa: BLE001 - scrubbed again, failing closed then
                 self._close_raw()
                 stored = {}
-            if all(stored.get(ref) == secret for ref, (_, secret) in pending.items()):
+            for ref, (text, secret) in pending.items():
+                found = stored.get(ref)
+                if found == secret:
+                    continue
+                self.conflicts += 1
+                if found is None:
+                    self._cache.pop(text, None)
+                else:
+                    self._cache[text] = found
+            if not self.conflicts:
                 return True
-            self.forget()
-            for ref, (text, _) in pending.items():
-                if ref in stored:
-                    self._cache[text] = stored[ref]
+            from tracelake.scrub import policy
+
+            policy.forget_memoised()
             return False
 
     def _store_all(self, pending: dict[str, tuple[str, bytes]]) -> dict[str, bytes]:
