@@ -124,7 +124,8 @@ _NEXT_HONORIFIC = re.compile(r"\s*(?:님|씨|고객|회원|귀하|선생님|앞|
 _PERSON_LABEL = re.compile(
     r"(?:고객|고객명|수령인|수령자|수취인|수신인|받는\s?분|보내는\s?분|주문자|구매자|예금주|명의자?|"
     r"회원|회원명|담당자|이름|성명|성함|대표자?|신청인|가입자|본인|보호자|배송받는\s?분|"
-    r"name|Name|NAME)\W{0,3}$|:\s*$"
+    r"name|Name|NAME|(?<![A-Za-z])(?i:customer|client|member|recipient|orderer|buyer|guest|"
+    r"passenger|patient|mr|ms|mrs|miss|dr|dear|attn))\W{0,3}$|:\s*$"
 )
 # Syllables common in given names (first and second position); the two-syllable given names
 # Kiwi's lexicon knows count too.

@@ -40,7 +40,10 @@ _PSEUDONYM = re.compile(
 _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"e?mail"), "EMAIL_ADDRESS"),
     (
-        re.compile(r"phone|mobile|^tel$|telno|telnum|^hp$|hpno|mblno|mobno|cellno|^cell$|fax"),
+        re.compile(
+            r"phone|mobile|^tel$|telno|telnum|^hp$|hpno|mblno|mobno|cellno|^cell$|fax|"
+            r"^(?:emergency|customer|cust|buyer|user|orderer)?contact(?:no|num|number|tel)?$"
+        ),
         "PHONE_NUMBER",
     ),
     (
