@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import logging
 import re
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -102,8 +103,16 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
             return value
     except Exception:  # noqa: BLE001 - cannot tell: pseudonymise
         pass
-    secret = subject_key(key, value)  # erasable: the subject's own secret (lifecycle)
+    try:
+        secret = subject_key(key, value)  # erasable: the subject's own secret (lifecycle)
+    except Exception:  # noqa: BLE001 - no secret now (the database is away): unlinkable
+        # A secret of this process only: the id stays the same for this process's events (a
+        # run still groups), and nobody can link it to the value afterwards (as if erased).
+        secret = _PROCESS_SECRET
     return "psn_" + hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:24]
+
+
+_PROCESS_SECRET = secrets.token_bytes(32)
 
 
 def indexed_columns(

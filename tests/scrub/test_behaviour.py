@@ -52,8 +52,8 @@ def test_report_counts_entities_and_paths_never_values(scrubber: Scrubber) -> No
     ],
 )
 def test_numbers_are_found(scrubber: Scrubber, value: int, entity: str) -> None:
-    out = scrubber.scrub_event("graph_tool_call", "step.started", _step({"contact": value}))
-    assert out.payload["args_resolved"]["contact"] == f"[{entity}]"
+    out = scrubber.scrub_event("graph_tool_call", "step.started", _step({"memo": value}))
+    assert out.payload["args_resolved"]["memo"] == f"[{entity}]"
     assert str(value) not in json.dumps(out.payload)
 
 
@@ -79,8 +79,8 @@ def test_safe_numbers_survive(scrubber: Scrubber, key: str, value: int) -> None:
 def test_phone_length_numbers_under_plain_keys_fail_closed(scrubber: Scrubber, value: int) -> None:
     # a UK, US, Chinese and German number stored as an integer (the leading zero lost);
     # 1632960318 is also a plausible Unix timestamp: under a key that does not say time it goes
-    out = scrubber.scrub_event("graph_tool_call", "step.started", _step({"contact": value}))
-    assert out.payload["args_resolved"]["contact"] == "[NUMBER]"
+    out = scrubber.scrub_event("graph_tool_call", "step.started", _step({"memo": value}))
+    assert out.payload["args_resolved"]["memo"] == "[NUMBER]"
 
 
 def test_pseudonyms_are_stable_and_keyed(scrubber: Scrubber) -> None:

@@ -13,7 +13,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -54,8 +57,7 @@ def test_a_forked_child_records_into_its_own_sink(
             os._exit(code)
     for i in range(100):
         sink.record({"type": "custom.tick", "i": i}, run_id="parent-after")
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert _exit_code(pid) == 0
     assert sink.flush(60)
     stats = sink.stats()
     sink.close()
@@ -63,6 +65,51 @@ def test_a_forked_child_records_into_its_own_sink(
     assert _ticks(store, "parent-before") == list(range(100))
     assert _ticks(store, "parent-after") == list(range(100))
     assert _ticks(store, "child") == list(range(n)), f"n={n}"
+
+
+def _exit_code(pid: int, timeout: float = 90.0) -> int:
+    """The child's exit code; a child that hangs (a lock held at fork) is killed and fails."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError(f"the forked child did not finish in {timeout:.0f}s")
+
+
+def test_locks_held_by_another_thread_at_fork_are_new_in_the_child() -> None:
+    """gunicorn --preload forks workers right after the sink starts, while its writer may be
+    building the scrubber under a module lock: the child must not inherit that lock held (an
+    attack's child waited on it for good: /tmp/attack2/fork_block.py of that session)."""
+    from tracelake.scrub import analyzer, hangul, policy, scrubber
+
+    held = [analyzer._LOCK, hangul._LOCK, scrubber._LOCK, policy._META_LOCK]
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        for lock in held:
+            lock.acquire()
+        taken.set()
+        release.wait(30)
+        for lock in held:
+            lock.release()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert taken.wait(10)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            fresh = [analyzer._LOCK, hangul._LOCK, scrubber._LOCK, policy._META_LOCK]
+            ok = all(lock.acquire(timeout=2) for lock in fresh)
+            os._exit(0 if ok else 1)
+        assert _exit_code(pid) == 0, "a lock held at fork was still held in the child"
+    finally:
+        release.set()
+        holder.join()
 
 
 def _pool_worker(args: tuple[int, int]) -> int:

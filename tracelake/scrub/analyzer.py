@@ -22,6 +22,7 @@ from typing import Any
 # Must be set before presidio (and so tldextract) is imported anywhere in the process.
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
+from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub import hangul
 
 LANGUAGE = "en"
@@ -55,6 +56,7 @@ LONG_B64_RE = r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_-]
 
 _ENGINE: tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]] | None = None
 _LOCK = threading.Lock()
+renew_locks_after_fork(globals(), "_LOCK")
 
 
 _PSEUDONYM_RE = re.compile(r"psn_[0-9a-f]{20,24}")

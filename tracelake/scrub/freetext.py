@@ -30,7 +30,7 @@ from collections import Counter
 from datetime import UTC, datetime
 
 from tracelake.scrub import hangul, latin
-from tracelake.scrub.keys import KeyClass, classify
+from tracelake.scrub.keys import KeyClass, classify, is_quantity
 
 Span = tuple[int, int, str]
 
@@ -186,6 +186,11 @@ _API_KEY = re.compile(
 )
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# "password=hunter2", "token: abc" at the start of a text or after a space or bracket
+_KEY_VALUE = re.compile(
+    r"(?:^|(?<=[\s,(\[{\"']))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
+)
 
 
 _PASSPORT = re.compile(
@@ -209,6 +214,18 @@ def _credential_spans(text: str, out: list[Span]) -> None:
             kclass, entity = classify(match.group(2))
             if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
                 out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+    if "=" in text or ":" in text:
+        _key_value_spans(text, out)
+
+
+def _key_value_spans(text: str, out: list[Span]) -> None:
+    """``password=hunter2``, ``token: abc``: the value of a credential key in free text."""
+    for match in _KEY_VALUE.finditer(text):
+        key, value = match.group(1), match.group(2)
+        if classify(key)[0] is KeyClass.CREDENTIAL and not (
+            _NUMBER.fullmatch(value) and is_quantity(key)  # token_ttl_s=3600
+        ):
+            out.append((match.start(2), match.end(2), "CREDENTIAL"))
 
 
 _PASSPORT_HINT = re.compile(r"[Pp]ass|PASS|[Rr]eisepass|여권|旅券|パスポート|护照|護照")
@@ -259,7 +276,7 @@ _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
     r"[=]|://|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
-    r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照"
+    r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:"
 )
 
 

@@ -22,11 +22,13 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub.vocab import KO_SURNAMES_1, KO_SURNAMES_2
 
 _DATA = Path(__file__).with_name("data") / "ko_words.txt.gz"
 _LEX: tuple[frozenset[str], frozenset[str]] | None = None
 _LOCK = threading.Lock()
+renew_locks_after_fork(globals(), "_LOCK")
 
 
 def load_lexicon() -> None:

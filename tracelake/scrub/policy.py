@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub.detect import CLEAN_IDS, detect
 from tracelake.scrub.walk import Walker
 
@@ -148,6 +149,7 @@ def _number(value: Any) -> Any:
 _META_CACHE: OrderedDict[tuple[str, bytes, str, bytes], tuple[bytes, Walker]] = OrderedDict()
 _META_CACHE_SIZE = 4096
 _META_LOCK = threading.Lock()
+renew_locks_after_fork(globals(), "_META_LOCK")
 
 
 def forget_memoised() -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracelake.errors import ScrubError
+from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub.sources import SOURCES
 from tracelake.scrub.walk import Walker
 
@@ -96,6 +97,7 @@ class Scrubber:
 
 _SCRUBBERS: dict[bytes, Scrubber] = {}
 _LOCK = threading.Lock()
+renew_locks_after_fork(globals(), "_LOCK")
 
 
 def get_scrubber(key: bytes) -> Scrubber:

@@ -11,7 +11,7 @@ sides quarantine alike.
 
 from __future__ import annotations
 
-import enum
+import copyreg
 import io
 import pickle
 import sys
@@ -82,12 +82,15 @@ def _how(kind: type) -> str:
 
 
 def _loads_plainly(kind: type) -> bool:
-    """Its pickle loads without running code of the runner's: a class of the standard library
-    or an enum (loaded by value), or one that defines none of the pickling hooks itself (a
-    plain class or dataclass: ``__new__`` and its ``__dict__`` or slots)."""
+    """Its pickle loads without running code of the runner's: a class of the standard library,
+    or one that defines none of the pickling hooks itself and has no ``copyreg`` reducer (a
+    plain class or dataclass: ``__new__`` and its ``__dict__`` or slots). An enum of the
+    runner's defines ``__new__`` (and may define ``__reduce_ex__``): it goes as its snapshot."""
     root = kind.__module__.partition(".")[0]
-    if root in sys.stdlib_module_names or root == "builtins" or issubclass(kind, enum.Enum):
+    if root in sys.stdlib_module_names or root == "builtins":
         return True
+    if kind in copyreg.dispatch_table:
+        return False
     for klass in kind.__mro__:
         if klass is object or klass.__module__.partition(".")[0] in sys.stdlib_module_names:
             continue

@@ -1,10 +1,9 @@
 """The sink's database thread: append what the spool writer hands over, replay the spool.
 
-Only this thread talks to the database, so a slow, hung or refusing database never delays the
-spool, and a long replay never stalls live recording. Every database call is bounded: connect,
-statement and lock timeouts, TCP keepalives, and a watchdog (:meth:`Shipper.check_overrun`, run
-by the writer thread) that takes an overrun for an outage and shuts the socket down, which ends
-a call to a server that stopped answering (SIGSTOP, a frozen VM)."""
+Appends happen only here (the writer's only database calls are subject-secret lookups, bounded
+to a second), so a hung database never delays the spool and a replay never stalls recording.
+Every call is bounded: timeouts, TCP keepalives, and a watchdog (:meth:`Shipper.check_overrun`,
+run by the writer thread) that takes an overrun for an outage and shuts the socket down."""
 
 from __future__ import annotations
 
@@ -61,6 +60,7 @@ class Shipper:
         self._replay_events = 0
         self._replay_since: float | None = None
         self._schema_missing_said = False
+        self.schema_checked = threading.Event()  # the writer waits for it on SQLite
         self._conns: dict[int, Any] = {}  # the engine's DBAPI connections, to interrupt
         self._counted: set[str] = set()  # quarantine rows counted in stats() already
         store.on_pool("connect", self._track)
@@ -69,7 +69,8 @@ class Shipper:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
-        self._check_schema()
+        self._check_schema()  # (never raises)
+        self.schema_checked.set()
         self._replay_abandoned()
         while not self.halt:
             if self.stopping and self._out_of_work():

@@ -87,6 +87,10 @@ class Writer:
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
+        if self.shipper.store.embedded:
+            # A new SQLite file gets its schema from the shipper first: scrubbing before it
+            # exists would find no subject-secret table and keep events as minimal records.
+            self.shipper.schema_checked.wait(10.0)
         if self.offload is not None:
             # The fallback when the scrubber process dies should not import presidio mid-run
             # (seconds of import on the runner's GIL): load it now, while the process starts.
@@ -147,10 +151,18 @@ class Writer:
             return 0.05  # woken when an answer arrives
         if self._partial_and_young():
             return 0.005  # pickle whole batches (less of the runner's time), or old ones
-        off.submit(self._take())
+        self._submit(off)
         while self.queue and off.has_room and not self._partial_and_young():
-            off.submit(self._take())
+            self._submit(off)
         return 0.0
+
+    def _submit(self, off: ScrubProcess) -> None:
+        batch = self._take()
+        self.in_hand = len(batch)  # pickling calls the objects' to_dict(): see _prepare_here
+        try:
+            off.submit(batch)
+        finally:
+            self.in_hand = 0
 
     def _take(self) -> list[Item]:
         batch = [self.queue.popleft() for _ in range(min(self.batch_size, len(self.queue)))]
