@@ -24,6 +24,15 @@ IN_SCRUBBER = False
 SINKS: set[TraceSink] = set()
 
 
+def register(sink: TraceSink) -> None:
+    """A new sink: closed at exit. In a multiprocessing worker (which leaves through
+    ``os._exit`` under fork and forkserver: no atexit), through multiprocessing's exit hook."""
+    SINKS.add(sink)
+    mp = sys.modules.get("multiprocessing")
+    if mp is not None and mp.parent_process() is not None:
+        _close_at_worker_exit(sink)
+
+
 def close_all_on_sigterm() -> None:
     for sink in list(SINKS):
         sink.close(timeout=5.0)  # the spool first, then at most 5 s for the database

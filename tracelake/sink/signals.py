@@ -44,12 +44,34 @@ def install(close_all: Callable[[], None]) -> bool:
     return True
 
 
+# Set while a sink closes on this process's main thread (an exit hook, a multiprocessing
+# worker's finalizer): SIGTERM arriving then (Pool.terminate() right after the workers' own
+# exit began) must not cut that close short; the close hands the signal on when it is done.
+closing_here = threading.local()
+_deferred: list[tuple[int, FrameType | None]] = []
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    if getattr(closing_here, "depth", 0):
+        _deferred.append((signum, frame))
+        return
     for close in list(_closers):
         try:
             close()
         except Exception:
             log.exception("tracelake sink: flushing on SIGTERM failed")
+    _hand_on(signum, frame)
+
+
+def after_close() -> None:
+    """Called when a close ends: a SIGTERM that arrived during it is handed on now."""
+    if _deferred and not getattr(closing_here, "depth", 0):
+        signum, frame = _deferred.pop()
+        _deferred.clear()
+        _on_sigterm(signum, frame)  # closes whatever else is open, then as before
+
+
+def _hand_on(signum: int, frame: FrameType | None) -> None:
     previous = _previous
     if callable(previous):
         previous(signum, frame)

@@ -149,7 +149,7 @@ class TraceSink:
         )
         self._thread.start()
         self._ship_thread.start()
-        live.SINKS.add(self)
+        live.register(self)
         if handle_sigterm:
             signals.install(live.close_all_on_sigterm)
 
@@ -289,6 +289,14 @@ class TraceSink:
             if self._closed:
                 return
             self._closed = True
+        signals.closing_here.depth = getattr(signals.closing_here, "depth", 0) + 1
+        try:
+            self._close(timeout)
+        finally:
+            signals.closing_here.depth -= 1
+            signals.after_close()
+
+    def _close(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         self._writer.stopping = True
         self._writer.wake.set()
