@@ -4,7 +4,6 @@ afresh in a forked child."""
 from __future__ import annotations
 
 import atexit
-import contextlib
 import logging
 import os
 import sys
@@ -62,11 +61,13 @@ def _start_afresh_in_child() -> None:
     end when the parent exits. A multiprocessing worker, which leaves through ``os._exit``
     (no atexit), closes its sinks through multiprocessing's own exit hook."""
     for sink in list(SINKS):
-        with contextlib.suppress(Exception):
+        try:
             _inherited.append(sink.__dict__.copy())
             if sink._writer.offload is not None:
                 sink._writer.offload.detach()
             sink.__init__(**sink._args)  # type: ignore[misc]
+        except Exception:
+            log.exception("tracelake sink: could not start the sink again after fork()")
     mp_util = sys.modules.get("multiprocessing.util")
     if mp_util is not None:  # (a worker clears its exit hooks after this: register after it)
         for sink in SINKS:
