@@ -43,17 +43,19 @@ def test_a_forked_child_records_into_its_own_sink(
     for i in range(100):
         sink.record({"type": "custom.tick", "i": i}, run_id="parent-before")
     pid = os.fork()
-    if pid == 0:  # the child: record, then leave as a script does (atexit closes the sink)
+    if pid == 0:  # the child: record, close its sinks as the exit hook does, leave
         code = 1
         try:
             for i in range(n):
                 sink.record({"type": "custom.tick", "i": i}, run_id="child")
             code = 0
         finally:
-            # sys.exit would unwind into pytest; run the interpreter's exit hooks, then leave
-            import atexit
+            # sys.exit would unwind into pytest, and the other exit hooks are pytest's and
+            # coverage's (coverage's save waited on a lock its tracer held at fork, under
+            # `make test --cov`): run the sink's own exit hook, then leave
+            from tracelake.sink import live
 
-            atexit._run_exitfuncs()
+            live.close_all()
             os._exit(code)
     for i in range(100):
         sink.record({"type": "custom.tick", "i": i}, run_id="parent-after")
