@@ -10,19 +10,24 @@ real scrubber process, SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import multiprocessing
 import os
 import random
 import signal
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tracelake.sink import TraceSink
-from tracelake.store import Store
+from tracelake.store import Store, open_store
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork is POSIX")
 
@@ -31,31 +36,23 @@ def _ticks(store: Store, run_id: str) -> list[int]:
     return [e.payload["i"] for e in store.run_events(run_id)]
 
 
-@pytest.mark.parametrize("scrub_process", [False, True], ids=["thread", "process"])
-def test_a_forked_child_records_into_its_own_sink(
-    db_url: str, store: Store, tmp_path: Path, scrub_process: bool
-) -> None:
+def scenario_forked_child(db_url: str, spool: str, scrub_process: bool) -> None:
     n = random.randrange(300, 1500)
-    sink = TraceSink(
-        db_url, spool_dir=tmp_path / "spool", scrub_process=scrub_process, handle_sigterm=False
-    )
+    sink = TraceSink(db_url, spool_dir=spool, scrub_process=scrub_process, handle_sigterm=False)
     assert sink.wait_until_ready(120)
     for i in range(100):
         sink.record({"type": "custom.tick", "i": i}, run_id="parent-before")
     pid = os.fork()
-    if pid == 0:  # the child: record, close its sinks as the exit hook does, leave
+    if pid == 0:  # the child: record, then leave through the exit hooks, as a script does
         code = 1
         try:
             for i in range(n):
                 sink.record({"type": "custom.tick", "i": i}, run_id="child")
             code = 0
         finally:
-            # sys.exit would unwind into pytest, and the other exit hooks are pytest's and
-            # coverage's (coverage's save waited on a lock its tracer held at fork, under
-            # `make test --cov`): run the sink's own exit hook, then leave
-            from tracelake.sink import live
+            import atexit
 
-            live.close_all()
+            atexit._run_exitfuncs()
             os._exit(code)
     for i in range(100):
         sink.record({"type": "custom.tick", "i": i}, run_id="parent-after")
@@ -63,11 +60,49 @@ def test_a_forked_child_records_into_its_own_sink(
     assert sink.flush(60)
     stats = sink.stats()
     sink.close()
-    _replay_left(db_url, tmp_path / "spool")
+    _replay_left(db_url, Path(spool))
     assert stats["dropped"] == 0 and stats["recorded"] == 200
-    assert _ticks(store, "parent-before") == list(range(100))
-    assert _ticks(store, "parent-after") == list(range(100))
-    assert _ticks(store, "child") == list(range(n)), f"n={n}"
+    with _opened(db_url) as store:
+        assert _ticks(store, "parent-before") == list(range(100))
+        assert _ticks(store, "parent-after") == list(range(100))
+        assert _ticks(store, "child") == list(range(n)), f"n={n}"
+
+
+@pytest.mark.parametrize("scrub_process", [False, True], ids=["thread", "process"])
+def test_a_forked_child_records_into_its_own_sink(
+    db_url: str, tmp_path: Path, scrub_process: bool
+) -> None:
+    _fresh("scenario_forked_child", db_url, str(tmp_path / "spool"), scrub_process)
+
+
+def _fresh(scenario: str, *args: object) -> None:
+    """Run a scenario of this module in a new interpreter: the test process's other threads
+    (coverage's tracer, pytest's) hold locks at fork that the scenario's children would wait
+    on; a production runner that forks has its own threads only (the sink's)."""
+    code = (
+        "import sys, json\n"
+        "from tests.sink import test_fork\n"
+        f"test_fork.{scenario}(*json.loads(sys.argv[1]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(args)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@contextlib.contextmanager
+def _opened(db_url: str) -> Iterator[Store]:
+    store = open_store(db_url)
+    try:
+        yield store
+    finally:
+        store.dispose()
 
 
 def _replay_left(db_url: str, spool: Path) -> None:
@@ -131,23 +166,26 @@ def _pool_worker(args: tuple[int, int]) -> int:
     return n
 
 
-def test_multiprocessing_fork_workers_store_their_events(
-    db_url: str, store: Store, tmp_path: Path
-) -> None:
-    """Pool workers leave through os._exit (no atexit): their sinks close through
-    multiprocessing's exit hook."""
-    sink = TraceSink(db_url, spool_dir=tmp_path / "spool", handle_sigterm=False)
+def scenario_fork_pool(db_url: str, spool: str) -> None:
+    sink = TraceSink(db_url, spool_dir=spool, handle_sigterm=False)
     sizes = [random.randrange(50, 400) for _ in range(6)]
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(2, maxtasksperchild=2) as pool:
-        done = pool.map(_pool_worker, list(enumerate(sizes)))
+        done = pool.map_async(_pool_worker, list(enumerate(sizes))).get(timeout=120)
         pool.close()
         pool.join()
     sink.close()
-    _replay_left(db_url, tmp_path / "spool")
+    _replay_left(db_url, Path(spool))
     assert done == sizes
-    for worker, n in enumerate(sizes):
-        assert _ticks(store, f"worker-{worker}") == list(range(n)), f"worker {worker}: {sizes}"
+    with _opened(db_url) as store:
+        for worker, n in enumerate(sizes):
+            assert _ticks(store, f"worker-{worker}") == list(range(n)), f"{worker}: {sizes}"
+
+
+def test_multiprocessing_fork_workers_store_their_events(db_url: str, tmp_path: Path) -> None:
+    """Pool workers leave through os._exit (no atexit): their sinks close through
+    multiprocessing's exit hook."""
+    _fresh("scenario_fork_pool", db_url, str(tmp_path / "spool"))
 
 
 def _terminated_worker(args: tuple[str, str, int, int]) -> int:
@@ -160,20 +198,25 @@ def _terminated_worker(args: tuple[str, str, int, int]) -> int:
     return n
 
 
+def scenario_terminated_pool(db_url: str, spool: str, method: str) -> None:
+    sink = TraceSink(db_url, spool_dir=spool, handle_sigterm=True)
+    sizes = [random.randrange(50, 300) for _ in range(4)]
+    with multiprocessing.get_context(method).Pool(2) as pool:
+        args = [(db_url, spool, w, n) for w, n in enumerate(sizes)]
+        done = pool.map_async(_terminated_worker, args).get(timeout=120)
+    sink.close()
+    _replay_left(db_url, Path(spool))
+    assert done == sizes
+    with _opened(db_url) as store:
+        for worker, n in enumerate(sizes):
+            assert _ticks(store, f"worker-{worker}") == list(range(n)), f"{method} {sizes}"
+
+
 @pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
 def test_pool_workers_terminated_on_exit_store_their_events(
-    db_url: str, store: Store, tmp_path: Path, method: str
+    db_url: str, tmp_path: Path, method: str
 ) -> None:
     """`with Pool() as pool:` terminates the workers (SIGTERM) right after their own exit
     began: the close that exit started finishes before the signal is handed on (an attack
     stored 0 of 1,800 for every start method)."""
-    spool = str(tmp_path / "spool")
-    sink = TraceSink(db_url, spool_dir=spool, handle_sigterm=True)
-    sizes = [random.randrange(50, 300) for _ in range(4)]
-    with multiprocessing.get_context(method).Pool(2) as pool:
-        done = pool.map(_terminated_worker, [(db_url, spool, w, n) for w, n in enumerate(sizes)])
-    sink.close()
-    _replay_left(db_url, Path(spool))
-    assert done == sizes
-    for worker, n in enumerate(sizes):
-        assert _ticks(store, f"worker-{worker}") == list(range(n)), f"{method} {worker}: {sizes}"
+    _fresh("scenario_terminated_pool", db_url, str(tmp_path / "spool"), method)
