@@ -96,6 +96,12 @@ def _fresh(scenario: str, *args: object) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
+def _assert_workers_stored(db_url: str, sizes: list[int]) -> None:
+    with _opened(db_url) as store:
+        for worker, n in enumerate(sizes):
+            assert _ticks(store, f"worker-{worker}") == list(range(n)), f"{worker}: {sizes}"
+
+
 @contextlib.contextmanager
 def _opened(db_url: str) -> Iterator[Store]:
     store = open_store(db_url)
@@ -177,9 +183,7 @@ def scenario_fork_pool(db_url: str, spool: str) -> None:
     sink.close()
     _replay_left(db_url, Path(spool))
     assert done == sizes
-    with _opened(db_url) as store:
-        for worker, n in enumerate(sizes):
-            assert _ticks(store, f"worker-{worker}") == list(range(n)), f"{worker}: {sizes}"
+    _assert_workers_stored(db_url, sizes)
 
 
 def test_multiprocessing_fork_workers_store_their_events(db_url: str, tmp_path: Path) -> None:
@@ -207,9 +211,7 @@ def scenario_terminated_pool(db_url: str, spool: str, method: str) -> None:
     sink.close()
     _replay_left(db_url, Path(spool))
     assert done == sizes
-    with _opened(db_url) as store:
-        for worker, n in enumerate(sizes):
-            assert _ticks(store, f"worker-{worker}") == list(range(n)), f"{method} {sizes}"
+    _assert_workers_stored(db_url, sizes)
 
 
 @pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
