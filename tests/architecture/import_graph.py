@@ -197,3 +197,16 @@ if (
             f"{a:>14} -> {b:<14} {len(found):3d} {','.join(kinds):12} e.g. {first.source}:{first.line}"
         )
     print("cycles:", find_cycles(set(unit_edges())))
+
+
+def docstring_ids(tree: ast.AST) -> set[int]:
+    """``id()`` of every module, class and function docstring node of *tree* (checks on string
+    constants leave docstrings out)."""
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tests.architecture.import_graph import REPO, module_files
+from tests.architecture.import_graph import REPO, docstring_ids, module_files
 
 PARTS = {"appender", "reader", "quarantine", "engine"}
 PRIVATE = {f"_{p}" for p in PARTS}
@@ -66,21 +66,10 @@ CATALOGUE = re.compile(
 )
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    return {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-    }
-
-
 def backend_specific(source: str) -> set[str]:
     """What in *source* is specific to one database backend."""
     tree = ast.parse(source)
-    docs = _docstrings(tree)
+    docs = docstring_ids(tree)
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):

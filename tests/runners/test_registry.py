@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import tracelake
+from tests.architecture.import_graph import docstring_ids
 from tests.conftest import AGENTLANE, require_agentlane_samples
 from tracelake.demo import run_scenario, scenarios
 from tracelake.runners import classify, classify_object
@@ -91,14 +92,7 @@ def test_seed_events_all_have_an_adapter_that_handles_their_type() -> None:
 
 
 def _string_constants(tree: ast.AST) -> set[str]:
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-    }
+    docstrings = docstring_ids(tree)
     return {
         node.value
         for node in ast.walk(tree)
