@@ -46,8 +46,7 @@ REFRESH_SECONDS = 1.0
 # call, lookups fail at once for a while (the scrubber fails closed: the event is kept as a
 # minimal record) instead of each waiting for the timeout again: a sink's writer must keep
 # spooling through an outage (an attack found it stuck in a lookup, its queue unspooled).
-# A lookup takes milliseconds; one second keeps what a sink's writer holds in memory during a
-# hang to about a second of events (bench/bench_sink.py, test_real_faults.py).
+# A lookup takes milliseconds; one second bounds what a sink's writer holds during a hang.
 LOOKUP_TIMEOUT = 1.0
 RETRY_AFTER = 3.0  # doubled after each failure while the database stays away, up to 30 s
 CACHE_LIMIT = 200_000
@@ -81,6 +80,8 @@ class SubjectSecrets:
         self._down_until = 0.0  # monotonic: no database call before then
         self.deferred = self.conflicts = 0  # of the last settle()
         self._backoff = RETRY_AFTER
+        self._call: tuple[float, Any] | None = None  # (deadline, driver) of the call under way
+        self._watchdog: threading.Thread | None = None
 
     @property
     def engine(self) -> Engine:
@@ -261,17 +262,30 @@ class SubjectSecrets:
         except Exception:
             self._failed()
             raise
-        timer = threading.Timer(LOOKUP_TIMEOUT, interrupt, (driver,))
-        timer.daemon = True
-        timer.start()
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(
+                target=self._watch, name="tracelake-subject-watchdog", daemon=True
+            )
+            self._watchdog.start()
+        self._call = (time.monotonic() + LOOKUP_TIMEOUT, driver)
         try:
             yield driver
         except Exception:
             self._failed()
             raise
         finally:
-            timer.cancel()
+            self._call = None
         self._backoff = RETRY_AFTER
+
+    def _watch(self) -> None:
+        """One thread per database, not a timer per call (a thread start costs about as much
+        as a lookup): shuts down the connection under a call that passed its deadline."""
+        while True:
+            time.sleep(LOOKUP_TIMEOUT / 4)
+            call = self._call
+            if call is not None and time.monotonic() > call[0]:
+                self._call = None
+                interrupt(call[1])
 
     def _failed(self) -> None:
         self._down_until = time.monotonic() + self._backoff
