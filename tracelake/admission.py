@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tracelake import codec
 from tracelake.runners import InboundEvent
 from tracelake.runners.registry import columns_of
-from tracelake.scrub.freetext import credential_shaped
 from tracelake.scrub.pseudonym import subject_key
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
 
@@ -97,9 +96,10 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
             for p in _PLACEHOLDER.findall(scrubber.scrub_text(v, max_len=len(v) + 64))
         ]
         # Ids are opaque by nature: the generic high-entropy-token rule ([SECRET]) does not
-        # count here; anything personal or a credential shape does (a provider's key prefix,
-        # or a mixed-case token: an attack stored `ev-sat_4gUy0BQ8...` and `tenant-sk-proj-...`).
-        if all(p == _OPAQUE for p in found) and not credential_shaped(value):
+        # count here; anything personal does, and so does what the scrubber's id judgement
+        # rejects (credential shapes: an attack stored `ev-sat_4gUy0BQ8...`,
+        # `tenant-sk-proj-...`, an AWS secret key; whitespace; bare separated digits).
+        if all(p == _OPAQUE for p in found) and scrubber.kept_as_id(value):
             return value
     except Exception:  # noqa: BLE001 - cannot tell: pseudonymise
         pass

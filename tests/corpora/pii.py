@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 import string
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -299,6 +300,17 @@ class _Gen:
         b64 = string.ascii_letters + string.digits + "_-"
         return kind, f"eyJ{self.alnum(20, b64)}.eyJ{self.alnum(40, b64)}.{self.alnum(43, b64)}"
 
+    def id_shaped_secret(self) -> tuple[str, str]:
+        """A credential that looks like an id: an AWS secret key ("/" and "+" in it) or a
+        provider key in lower case only."""
+        if self.rng.random() < 0.5:
+            while True:
+                key = self.alnum(40, string.ascii_letters + string.digits + "/+")
+                if sum(c.isupper() for c in key) >= 4 and sum(c.islower() for c in key) >= 4:
+                    return "aws_secret", key
+        prefix = self.rng.choice(["ghp_", "gho_", "sk-proj-", "sk_live_", "xoxb-", "glpat-"])
+        return "api_key_lower", prefix + self.alnum(36, string.ascii_lowercase + string.digits)
+
     def dob(self, loc: str) -> str:
         d = self.fakers[loc].date_of_birth(minimum_age=18, maximum_age=90)
         return self.rng.choice(
@@ -354,6 +366,19 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
         url_tok = plant("url_credential", "-", g.alnum(28))
         dob = plant("date_of_birth", loc, g.dob(loc))
         bank = rng.choice(BANKS)
+        ssn = plant("us_ssn", "en_US", str(g.fakers["en_US"].ssn()))
+        email_enc = plant("email_urlencoded", loc, email.replace("@", "%40"))
+        id_secret_kind, id_secret = g.id_shaped_secret()
+        id_secret = plant(id_secret_kind, "-", id_secret)
+        # Personal values where an id belongs (a caller can put anything under request_id);
+        # and ids that must come back as they are.
+        under_ids = [name, kname, phone, email, email_enc, ssn, addr, card, rrn, id_secret]
+        rng.shuffle(under_ids)
+        safe_ids = {
+            "trace_id": str(uuid.UUID(int=rng.getrandbits(128))),
+            "span_id": f"{rng.getrandbits(64):016x}",
+            "correlation_id": f"corr-{seed}-{r}-{g.digits(6)}",
+        }
 
         order = f"ORD-2026{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}-{g.digits(4)}"
         dlv = "DLV" + g.digits(12)
@@ -390,6 +415,7 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
             "request_id": f"req-{r}",
             "notes": f"{name} / {kphone}",
             "contact": phone_int or 0,
+            "case_id": under_ids[4],
         }
         note = rng.choice(
             [
@@ -421,6 +447,14 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
             ],
             "token_ttl_s": ttl,
             "tokenCount": rng.randrange(10, 5000),
+            "refs": {
+                **safe_ids,
+                "request_id": under_ids[0],
+                "run_id": under_ids[1],
+                "id": under_ids[2],
+                "message_id": under_ids[3],
+                "callbackUrl": f"https://hooks.example.com/cb?email={email_enc}&v=2",
+            },
         }
         base = len(corpus.events)
         gtc: list[dict[str, Any]] = [
@@ -449,6 +483,9 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
                     "orderNo": order,
                     "contact": phone_int,
                     "recipients": [kname, email],
+                    "requestId": under_ids[5],
+                    "traceId": under_ids[6],
+                    "aws_key_id": under_ids[7],
                     "profile": {"address": {"line1": addr}, "comment": f"{name} prefers SMS"},
                 },
             },
@@ -510,6 +547,7 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
             ("duration_ms", str(duration), 2),
             ("token_ttl", str(ttl), 2),
             ("legacy_order_no", str(legacy), 2),
+            *(("safe_id", v, 2) for v in safe_ids.values()),
         ]:
             if kind in (
                 "order_no",
@@ -518,6 +556,7 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
                 "sku",
                 "token_ttl",
                 "legacy_order_no",
+                "safe_id",
             ) and ("_truncated" in gtc[2]["output_preview"]):
                 continue  # a cut preview may drop the key
             corpus.safe.append(Safe(kind, value, base + offset))
@@ -527,7 +566,7 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
         tid_al = f"pii:{seed}-{r}"
         common = {
             "task_name": "support",
-            "task_id": tid_al,
+            "task_id": under_ids[8] if rng.random() < 0.3 else tid_al,
             "parent_task_id": None,
             "is_root": True,
         }
@@ -564,7 +603,7 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
                     **common,
                     "kind": "tool_start",
                     "tool_call": {
-                        "id": f"call_{r}",
+                        "id": under_ids[9] if rng.random() < 0.3 else f"call_{r}",
                         "type": "function",
                         "function": {
                             "name": "delegate",

@@ -8,7 +8,8 @@ sentence, or as a dict key. No planted value may appear in the scrubbed payload,
 
 Planted kinds: what the scrubber promises to find anywhere (README, "What it cannot promise"
 lists the exceptions): e-mail addresses, phone numbers, card numbers, Korean resident numbers,
-IBANs, provider API keys, IP addresses, full names, postal addresses. Not planted: passport
+US social security numbers, IBANs, provider API keys (lower-case ones too), AWS secret keys,
+IP addresses, full names, postal addresses. Not planted: passport
 numbers (found only after a passport word) and integers (judged by their key).
 """
 
@@ -26,7 +27,19 @@ from tests.properties.strategies import storable_text
 from tracelake.scrub import Scrubber, get_scrubber
 
 KEY = bytes.fromhex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
-KINDS = ("email", "phone", "card", "rrn", "iban", "api_key", "ip", "name", "address")
+KINDS = (
+    "email",
+    "phone",
+    "card",
+    "rrn",
+    "iban",
+    "api_key",
+    "id_shaped_secret",
+    "us_ssn",
+    "ip",
+    "name",
+    "address",
+)
 # Where a planted value sits: the runner field holding the drawn JSON.
 FIELDS = {
     "graph_tool_call": ("args_resolved", "output", "error", "goal", "trace_metadata", "extra"),
@@ -50,8 +63,11 @@ class Plant:
 
 
 TEXT = storable_text(10)
-# Keys that say nothing: a key that names an id or a time keeps its value on purpose.
-KEYS = st.sampled_from(["data", "items", "value", "x", "info", "메모", "内容", "k1"]) | st.text(
+# Keys that say nothing, and keys that name an id (an id is kept only when it looks like one
+# and holds nothing personal: tracelake.scrub.ids). A key that names a time keeps a number.
+PLAIN_KEYS = ["data", "items", "value", "x", "info", "메모", "内容", "k1"]
+ID_KEYS = ["request_id", "traceId", "id", "run_id", "correlation_id", "case_id", "orderNo"]
+KEYS = st.sampled_from(PLAIN_KEYS + ID_KEYS) | st.text(
     st.characters(categories=("Nd", "Lo", "Pd")), max_size=4
 )
 LEAVES = st.one_of(
@@ -93,6 +109,8 @@ def _value(gen: _Gen, kind: str, loc: str) -> str:
         "rrn": lambda: gen.rrn()[1],
         "iban": lambda: gen.iban(loc),
         "api_key": lambda: gen.api_key()[1],
+        "id_shaped_secret": lambda: gen.id_shaped_secret()[1],
+        "us_ssn": lambda: str(gen.fakers["en_US"].ssn()),
         "ip": lambda: gen.ip(loc),
         "name": lambda: gen.name(loc)[1],
         "address": lambda: gen.address(loc),

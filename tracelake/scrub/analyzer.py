@@ -24,6 +24,7 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
 from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub import hangul
+from tracelake.scrub.credentials import aws_secret_shaped
 
 LANGUAGE = "en"
 SCORE_THRESHOLD = 0.35
@@ -73,6 +74,8 @@ def _mixed_enough(text: str) -> bool:
     A URL path is judged segment by segment: ``/api/v1/orders/ORD-20260725-0001/refund``
     holds no secret, ``/reset/4f9a...e1`` does."""
     if "/" in text:
+        if aws_secret_shaped(text):
+            return True
         return any(len(part) >= 24 and _mixed_enough(part) for part in text.split("/"))
     if _PSEUDONYM_RE.fullmatch(text):
         return False  # our own keyed pseudonym (a quarantined line judged pair by pair)

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-from tracelake.scrub import analyzer, freetext
+from tracelake.scrub import analyzer, credentials, freetext
 
 # Digit entities (KR_BRN and KR_DRIVER_LICENSE are not run: a bare 10- or 12-digit number is
 # as often an invoice or delivery number, and the fail-closed digit rule (freetext) replaces
@@ -193,7 +193,7 @@ def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
 
 
 def _detect(text: str, allow_secret: bool) -> tuple[str, Counts]:
-    if _SKIP_RE.fullmatch(text):
+    if _SKIP_RE.fullmatch(text) and not credentials.provider_key(text):  # ghp_<lower case>
         return text, ()
     entities, phone = candidate_entities(text, allow_secret=allow_secret)
     counts: Counts = ()
@@ -264,6 +264,11 @@ def detect_int(value: int, strict: bool = True) -> str | None:
 
 # YYYYMMDD (2000-2039), alone or starting a longer id.
 _DATE_INT = re.compile(r"20[0-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:\d{2,})?$")
+
+
+def recent_date_digits(digits: str) -> bool:
+    """Whether *digits* are a date of 2000-2039 (YYYYMMDD), alone or starting a longer id."""
+    return _DATE_INT.match(digits) is not None
 
 
 def cache_info() -> str:

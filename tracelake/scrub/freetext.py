@@ -29,8 +29,7 @@ import re
 from collections import Counter
 from datetime import UTC, datetime
 
-from tracelake.scrub import hangul, latin
-from tracelake.scrub.keys import KeyClass, classify, is_quantity
+from tracelake.scrub import credentials, hangul, latin
 
 Span = tuple[int, int, str]
 
@@ -178,75 +177,6 @@ def _date_spans(text: str, out: list[Span]) -> None:
             out.append((start, end, "DATE"))
 
 
-# -- IBANs, API keys, URL credentials -------------------------------------------------------
-_API_KEY = re.compile(
-    r"(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
-    r"sk_(?:live|test)_|rk_(?:live|test)_|pk_(?:live|test)_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
-    r"npm_|hf_|SG\.)[A-Za-z0-9_\-.]{12,}"
-)
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
-_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-# "password=hunter2", "token: abc" at the start of a text or after a space or bracket
-_KEY_VALUE = re.compile(
-    r"(?:^|(?<=[\s,(\[{\"']))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
-)
-
-
-_PASSPORT = re.compile(
-    r"(?i:passport|passeport|reisepass|pasaporte|여권|旅券|パスポート|护照|護照)[^A-Za-z0-9]{0,24}"
-    r"(?:(?:no|number|num|nr|n°|번호)\.?[^A-Za-z0-9]{0,4})?([A-Z0-9]{1,3}[ -]?\d[A-Z0-9]{4,10})"
-)
-
-
-def _credential_spans(text: str, out: list[Span]) -> None:
-    if _PASSPORT_HINT.search(text):
-        for match in _PASSPORT.finditer(text):
-            out.append((match.start(1), match.end(1), "PASSPORT"))
-    if _API_HINT.search(text):
-        for match in _API_KEY.finditer(text):
-            out.append((match.start(), match.end(), "API_KEY"))
-    if "://" in text:
-        for match in _URL_USERINFO.finditer(text):
-            out.append((match.end(1), match.end(), "URL_CREDENTIAL"))
-    if "=" in text:
-        for match in _QUERY_PARAM.finditer(text):
-            kclass, entity = classify(match.group(2))
-            if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
-                out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
-    if "=" in text or ":" in text:
-        _key_value_spans(text, out)
-
-
-def _key_value_spans(text: str, out: list[Span]) -> None:
-    """``password=hunter2``, ``token: abc``: the value of a credential key in free text."""
-    for match in _KEY_VALUE.finditer(text):
-        key, value = match.group(1), match.group(2)
-        if classify(key)[0] is KeyClass.CREDENTIAL and not (
-            _NUMBER.fullmatch(value) and is_quantity(key)  # token_ttl_s=3600
-        ):
-            out.append((match.start(2), match.end(2), "CREDENTIAL"))
-
-
-_PASSPORT_HINT = re.compile(r"[Pp]ass|PASS|[Rr]eisepass|여권|旅券|パスポート|护照|護照")
-_API_HINT = re.compile(
-    r"gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|hf_|SG\."
-)
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9]{20,}")
-
-
-def credential_shaped(text: str) -> bool:
-    """A known provider's key shape, or a token of 20+ letters and digits in both cases (how
-    API tokens look; UUIDs, ULIDs and hex ids do not). For ids, where the generic
-    high-entropy rule does not count (:func:`tracelake.admission.safe_identifier`)."""
-    if _API_HINT.search(text) and _API_KEY.search(text):
-        return True
-    for token in _LONG_TOKEN.findall(text):
-        if not token.islower() and not token.isupper() and any(c.isdigit() for c in token):
-            return True
-    return False
-
-
 # -- scripts --------------------------------------------------------------------------------
 _CJK_CHARS = latin.CJK_CHARS
 _CJK = re.compile(
@@ -275,7 +205,7 @@ _ADDRESS_HINT = re.compile(r"[시도군구동로길]\s|\[ADDRESS\]")
 _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
-    r"[=]|://|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
+    r"[=]|://|%40|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
     r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:"
 )
 
@@ -304,7 +234,7 @@ def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         if _HAS_DIGIT7.search(text):
             _digit_spans(text, spans)
     if _TRIGGERS.search(text):
-        _credential_spans(text, spans)
+        credentials.spans(text, spans)
     if not text.isascii() and hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if (" " in text or "\n" in text) and _UPPER.search(text):
@@ -319,7 +249,7 @@ def _plain_token(text: str) -> bool:
     """A short ASCII word or a code identifier: no fail-closed rule can fire on it."""
     if len(text) < 7 and text.isascii() and " " not in text:
         return True
-    return _ID_TOKEN.fullmatch(text) is not None and _API_HINT.search(text) is None
+    return _ID_TOKEN.fullmatch(text) is not None and credentials.API_HINT.search(text) is None
 
 
 def _add_counts(
@@ -374,7 +304,7 @@ def close_id(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     only (ids are digit runs and codes by design)."""
     spans: list[Span] = []
     if _TRIGGERS.search(text):
-        _credential_spans(text, spans)
+        credentials.spans(text, spans)
     if hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if not spans:

@@ -159,6 +159,34 @@ QUANTITY = re.compile(
     r"time|date|at$|since|until|expires|exp$|iat$|nbf$|deadline|created|updated|modified"
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{0,127}")
+# The keys of _SAFE that name an identifier (the others name a label: type, status, reason).
+_ID_KEYS = frozenset(
+    [
+        "id",
+        "ids",
+        "planid",
+        "stepid",
+        "newplanid",
+        "oldplanid",
+        "taskid",
+        "parenttaskid",
+        "agentid",
+        "callid",
+        "itemid",
+        "toolcallid",
+        "requestid",
+        "runid",
+        "responseid",
+        "traceid",
+        "spanid",
+        "collectionid",
+        "caseid",
+        "qualitycaseid",
+        "eventid",
+        "correlationid",
+        "messageid",
+    ]
+)
 
 
 def normalize(key: str) -> str:
@@ -169,7 +197,7 @@ def normalize(key: str) -> str:
 def classify(key: str) -> tuple[KeyClass, str]:
     """``(KeyClass, entity)`` for *key*; entity is the marker used for PERSON/CREDENTIAL."""
     norm = normalize(key)
-    if norm in _SAFE and norm != "name":
+    if (norm in _SAFE and norm != "name") or norm in _ID_KEYS:
         return KeyClass.SAFE_ID, ""
     if _TOKEN_COUNTS.fullmatch(norm):
         return KeyClass.PLAIN, ""
@@ -189,6 +217,29 @@ def classify(key: str) -> tuple[KeyClass, str]:
     if re.search(r"shipto|billto|deliverto|sendto|mailto|destination|location|residence", norm):
         return KeyClass.PERSON, "KR_ADDRESS"
     return KeyClass.PLAIN, ""
+
+
+@lru_cache(maxsize=8192)
+def is_identifier_key(key: str) -> bool:
+    """Whether *key* names an identifier (``request_id``, ``orderNo``, ``tool_call.id``):
+    its value is judged as an id (:mod:`tracelake.scrub.ids`), not as a label or text."""
+    norm = normalize(key)
+    return norm in _ID_KEYS or _THING_ID.search(norm) is not None
+
+
+@lru_cache(maxsize=8192)
+def is_number_key(key: str) -> bool:
+    """Whether *key* names a thing's number (``orderNo``, ``invoice_number``, ``trackingNo``,
+    ``sku``): digits alone are that number. Under any other id key (``request_id``,
+    ``trace_id``, ``id``) eight digits or more may as well be a phone or a card number."""
+    return _THING_ID.search(normalize(key)) is not None
+
+
+@lru_cache(maxsize=8192)
+def is_reason_key(key: str) -> bool:
+    """Whether *key* names a reason (``reason``, ``failure_reason``, ``finish_reason``): a
+    label that can be prose, written by a user or quoting one."""
+    return "reason" in normalize(key)
 
 
 @lru_cache(maxsize=8192)

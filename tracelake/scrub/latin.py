@@ -105,7 +105,23 @@ def _resolve(words: list[re.Match[str]], kinds: list[str], text: str) -> None:
             kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("anchor", "join")) else "stop"
     for k, what in enumerate(kinds):  # an unknown ALL-CAPS word next to another name word
         if what == "caps":
-            kinds[k] = "anchor" if _next_to(words, kinds, k, text, ("caps", "anchor")) else "stop"
+            kinds[k] = (
+                "anchor"
+                if _next_to(words, kinds, k, text, ("caps", "anchor"))
+                or _after_initial(words, k, text)  # I CHIEN-HUA, O MINSU: a one-letter surname
+                else "stop"
+            )
+
+
+def _after_initial(words: list[re.Match[str]], k: int, text: str) -> bool:
+    """Word *k* follows a one-letter capital word other than the article (I, O, U, E:
+    romanised surnames such as 易, 오, 우)."""
+    if k == 0:
+        return False
+    before = words[k - 1].group(0)
+    return (
+        len(before) == 1 and before.isupper() and before != "A" and _joined(words, text, k - 1, k)
+    )
 
 
 def _extent(words: list[re.Match[str]], kinds: list[str], text: str, i: int) -> tuple[int, int]:

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tracelake.forksafe import renew_locks_after_fork
-from tracelake.scrub.detect import CLEAN_IDS, detect
+from tracelake.scrub.ids import kept_as_id
+from tracelake.scrub.keys import is_identifier_key, is_number_key
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
@@ -48,27 +49,43 @@ TRACE_METADATA_SAFE = frozenset(
 
 
 def keep(w: Walker, value: Any, path: str) -> Any:
-    """Ids, names, counts: kept when they are plain scalars, else walked."""
+    """Ids, names, counts: kept when they are plain scalars, else walked. A string under a
+    key that names an id is judged as an id (kept or pseudonymised, :meth:`Walker.identifier`);
+    any other is a label (:meth:`Walker.label`)."""
     cls = value.__class__
-    if cls is str and len(value) <= 256:  # fast path: a cached clean id
-        if value in CLEAN_IDS:
+    if cls is str or isinstance(value, str):
+        key = path.rpartition(".")[2]
+        if is_identifier_key(key):
+            return w.identifier(value, path, number=is_number_key(key))
+        if value in _PLAIN_LABELS:
             return value
-        clean, counts = detect(value, False)
-        if not counts:
-            return clean
+        out = w.label(key, value, path, limit=256)
+        # only codes: for text with spaces the result depends on the key (is_reason_key)
+        if out == value and len(value) <= 256 and _WHITESPACE.search(value) is None:
+            if len(_PLAIN_LABELS) >= _PLAIN_LABELS_MAX:
+                _PLAIN_LABELS.clear()
+            _PLAIN_LABELS.add(value)
+        return out
     if value is None or cls is int or cls is bool or cls is float or isinstance(value, _SCALARS):
         return value
-    if isinstance(value, str):
-        return w.text(value, path, allow_secret=False, limit=256)
     return w.value(value, path)
 
 
-def _kept_as_is(value: Any) -> bool:
+# Labels without whitespace keep() returned unchanged with nothing to record (for those, a
+# pure function of the value).
+_WHITESPACE = re.compile(r"\s")
+_PLAIN_LABELS: set[str] = set()
+_PLAIN_LABELS_MAX = 65_536
+
+
+def _kept_as_is(key: str, value: Any) -> bool:
     """Whether :func:`keep` returns *value* itself with nothing to record: a plain number,
-    ``None``, or a string detect() already found clean as an id."""
+    ``None``, or a string already judged so (as an id under an id key, else as a label)."""
     cls = value.__class__
     if cls is str:
-        return value in CLEAN_IDS and len(value) <= 256
+        if is_identifier_key(key):
+            return kept_as_id(value, number=is_number_key(key))
+        return value in _PLAIN_LABELS
     return value is None or cls is int or cls is bool or cls is float
 
 
@@ -271,7 +288,7 @@ def apply(
     get = rules.get
     for key, item in event.items():
         rule = get(key) if key.__class__ is str else None
-        if rule is keep and _kept_as_is(item):
+        if rule is keep and _kept_as_is(key, item):
             out[key] = item  # what keep() returns for it, without the call
         elif rule is not None:
             out[key] = rule(w, item, f"{path}.{key}" if path else key)

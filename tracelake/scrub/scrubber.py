@@ -9,6 +9,7 @@ from typing import Any
 
 from tracelake.errors import ScrubError
 from tracelake.forksafe import renew_locks_after_fork
+from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.sources import SOURCES
 from tracelake.scrub.walk import Walker
 
@@ -72,6 +73,15 @@ class Scrubber:
             except ScrubError as exc:
                 out.append(exc)
         return out
+
+    def kept_as_id(self, value: str) -> bool:
+        """Whether *value*, given as an id (a run id, an event id, a value under an id key),
+        may be stored as it is: an id's shape and nothing personal in it
+        (:mod:`tracelake.scrub.ids`). Otherwise the caller stores a keyed pseudonym."""
+        try:
+            return kept_as_id(str(value))
+        except Exception as exc:  # noqa: BLE001 - fail closed
+            raise ScrubError(f"judging an id failed ({type(exc).__name__})") from None
 
     def warm_up(self) -> None:
         """Build presidio's analyzer and load the Korean lexicon now (seconds), not on the

@@ -14,7 +14,17 @@ from typing import Any
 
 from tracelake.errors import ScrubError
 from tracelake.scrub.detect import CLEAN_IDS, CLEAN_TEXTS, detect, detect_int
-from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, is_quantity, normalize
+from tracelake.scrub.ids import kept_as_id
+from tracelake.scrub.keys import (
+    KeyClass,
+    classify,
+    is_identifier_key,
+    is_identifier_name,
+    is_number_key,
+    is_quantity,
+    is_reason_key,
+    normalize,
+)
 from tracelake.scrub.pseudonym import pseudonymize
 
 MAX_DEPTH = 24  # deeper structures are replaced by a marker, not walked
@@ -26,6 +36,7 @@ _STR_INT_FLOAT = (str, int, float)
 # json.dumps(v, ensure_ascii=False) without building a JSONEncoder per call (same output)
 _DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 _MIN_CHECKED = 10_000_000  # detect_int checks numbers of 8 digits and more
+_WHITESPACE = re.compile(r"\s")
 _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(?:\.\d+)?)')
 
 
@@ -213,7 +224,7 @@ class Walker:
         if value is None or isinstance(value, bool) or value == "":
             return value
         if kclass is KeyClass.SAFE_ID:
-            return self._safe_id(value, path, depth)
+            return self._safe_id(key, value, path, depth)
         if kclass is KeyClass.PSEUDONYM:
             if isinstance(value, _STR_INT_FLOAT):
                 self.act("pseudonymized")
@@ -225,13 +236,43 @@ class Walker:
         self.act("dropped" if kclass is KeyClass.CREDENTIAL else "redacted")
         return f"[{entity}]"
 
-    def _safe_id(self, value: Any, path: str, depth: int) -> Any:
-        """A value under an id key: names and clear credentials only (no long-token rule)."""
+    def _safe_id(self, key: str, value: Any, path: str, depth: int) -> Any:
+        """A value under a key that names an id (kept when it looks like one, else a
+        pseudonym) or a label (type, status, reason: no long-token rule; prose in full)."""
         if isinstance(value, str):
-            return self.text(value, path, allow_secret=False)
+            if is_identifier_key(key):
+                return self.identifier(value, path, number=is_number_key(key))
+            return self.label(key, value, path)
+        if (  # eight digits or more under request_id, id, ...: judged like the same digits
+            # written as a string (a phone or a card number stored as an integer)
+            value.__class__ is int
+            and value >= _MIN_CHECKED
+            and is_identifier_key(key)
+            and not is_number_key(key)
+            and not kept_as_id(str(value))
+        ):
+            return self.identifier(str(value), path)
         if isinstance(value, _INT_FLOAT):
             return self.number(value, path, strict=False)
         return self.value(value, path, depth + 1)
+
+    def identifier(self, value: str, path: str, *, number: bool = False) -> str:
+        """*value* under an id key: itself when it has an id's shape and holds nothing
+        personal (:mod:`tracelake.scrub.ids`; *number*: the key names a thing's number),
+        else a keyed pseudonym (stable: runs group and joins match as before)."""
+        if kept_as_id(value, number=number):
+            return value
+        self.hit(path, "IDENTIFIER")
+        self.act("pseudonymized")
+        return pseudonymize(self.key, value)
+
+    def label(self, key: str, value: str, path: str, limit: int = 0) -> str:
+        """A label (type, status, a tool's or an agent's name, a reason): scanned without the
+        long-token rule. A reason with spaces is prose (a user's words can be in it) and gets
+        every rule; names of things are the runner's vocabulary ("Fraud Escalation")."""
+        if is_reason_key(key) and _WHITESPACE.search(value):
+            return self.text(value, path, limit=limit)
+        return self.text(value, path, allow_secret=False, limit=limit)
 
     @staticmethod
     def _kept_despite_key(key: str, kclass: KeyClass, value: Any) -> bool:

@@ -1,0 +1,146 @@
+"""Values under id keys, and caller-given run and event ids: kept when they look like an id
+and hold nothing personal, else a stable keyed pseudonym (``tracelake.scrub.ids``).
+
+Fresh values of every kind under id keys are in the evaluation corpus (``tests/corpora/pii.py``)
+and the property test; these are the shapes a fresh-context attack stored verbatim (issue 14),
+and the id shapes the learner needs kept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from faker import Faker
+
+from tracelake.admission import safe_identifier
+from tracelake.scrub import Scrubber
+
+KEY = b"ids-test-key-0123456789abcdef"
+
+# (what it is, the value): stored as given by the code before this test.
+NOT_IDS = [
+    ("a name", "John Smith"),
+    ("a US social security number", "123-45-6789"),
+    ("an address", "Seoul Gangnam-gu Teheran-ro 123"),
+    ("an AWS secret key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("a GitHub token in lower case", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("a URL-encoded e-mail", "kim.minjun%40example.com"),
+    ("a phone glued to an id", "req-010-1234-5678"),
+    ("a UK phone", "(0161)4960072"),
+    ("a US phone with an extension", "874.655.7385x4073"),
+    ("a card's digits", "4111111111111111"),
+    ("a card in groups", "ref-4111-1111-1111-1111"),
+    ("a resident number", "900101-1234568"),
+    ("a Han name", "呂秋月"),
+    ("a Japanese address", "東京都千代田区千代田1-1"),
+    ("a Hangul name", "김민준"),
+    ("a mixed-case token", "tok_8f3KdPq2LmZx9RtYvBn4WcJh"),
+    ("a lower-case token that is not hex", "k3j4h5g6f7d8s9a0q1w2e3r4t5y6u7i8o9p0zx"),
+]
+IDS = [
+    "ql-run-20260725-001",
+    "call_abc123",
+    "run-3f2a9c",
+    "step-3",
+    "s1",
+    "plan-commerce-3",
+    "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",  # a hex digest
+    "3f2a9c1e-7b4d-4e8a-9c1f-0a2b3c4d5e6f",  # a UUID
+    "01HZX3K5Q8W7N2M4P6R9T0V1YB",  # a ULID
+    "2026-07-25",
+    "20260725-0001",
+    "corr-1443142093-146-859096",  # groups that pass a card checksum read together
+    "psn_0123456789abcdef0123",  # our own pseudonym, scrubbed again
+]
+
+
+def _scrub_ids(scrubber: Scrubber, refs: dict[str, Any]) -> dict[str, Any]:
+    event = {"type": "step.completed", "plan_id": "p", "step_id": "s", "output": refs}
+    out = scrubber.scrub_event("graph_tool_call", "step.completed", event).payload
+    preview = out["output"]
+    assert isinstance(preview, dict)
+    return preview
+
+
+@pytest.mark.parametrize(("what", "value"), NOT_IDS, ids=[w for w, _ in NOT_IDS])
+@pytest.mark.parametrize("key", ["request_id", "run_id", "traceId", "id", "correlation_id"])
+def test_a_personal_value_under_an_id_key_becomes_a_pseudonym(
+    scrubber: Scrubber, key: str, what: str, value: str
+) -> None:
+    out = _scrub_ids(scrubber, {key: value})["_preview"][key]
+    assert value not in out and out.startswith("psn_"), what
+    assert _scrub_ids(scrubber, {key: value})["_preview"][key] == out  # stable: joins match
+
+
+@pytest.mark.parametrize("value", IDS)
+def test_ids_are_kept_as_given(scrubber: Scrubber, value: str) -> None:
+    keys = ["request_id", "run_id", "traceId", "id", "orderNo", "tool_call_id"]
+    out = _scrub_ids(scrubber, dict.fromkeys(keys, value))["_preview"]
+    assert out == dict.fromkeys(keys, value)
+
+
+@pytest.mark.parametrize(("what", "value"), NOT_IDS, ids=[w for w, _ in NOT_IDS])
+def test_a_caller_given_run_id_is_judged_the_same_way(
+    scrubber: Scrubber, what: str, value: str
+) -> None:
+    stored = safe_identifier(scrubber, KEY, value)
+    assert stored is not None and stored.startswith("psn_") and value not in stored, what
+
+
+# The run and event id columns also apply the free-text rules with separators read as spaces
+# (a run id is pseudonymised when in doubt; it still groups): a bare date and long digit
+# groups are not kept there.
+RUN_IDS = [v for v in IDS if v not in ("2026-07-25", "corr-1443142093-146-859096")]
+
+
+@pytest.mark.parametrize("value", RUN_IDS)
+def test_a_caller_given_run_id_that_is_an_id_is_kept(scrubber: Scrubber, value: str) -> None:
+    assert safe_identifier(scrubber, KEY, value) == value
+
+
+def test_digits_alone_are_a_number_under_a_things_key_only(scrubber: Scrubber) -> None:
+    # invoiceNo 512345678901 is the invoice; request_id 4111111111111111 may be a card
+    out = _scrub_ids(
+        scrubber,
+        {"invoiceNo": "512345678901", "trackingNo": 512345678901, "request_id": "41111111111111"},
+    )["_preview"]
+    assert out["invoiceNo"] == "512345678901" and out["trackingNo"] == 512345678901
+    assert out["request_id"].startswith("psn_")
+    as_int = _scrub_ids(scrubber, {"request_id": 4155550100, "id": 20260725123456})["_preview"]
+    assert str(as_int["request_id"]).startswith("psn_")
+    assert as_int["id"] == 20260725123456  # starts with a recent date: a time-ordered id
+
+
+def test_a_reason_in_prose_gets_every_rule_and_a_name_of_a_thing_is_kept(
+    scrubber: Scrubber,
+) -> None:
+    fake = Faker("en_US")
+    name = fake.name()
+    event = {
+        "type": "plan.aborted",
+        "plan_id": "p",
+        "trace_metadata": {"failure_reason": f"{name} asked to cancel", "request_id": name},
+        "payload": {"target_name": "Fraud Escalation"},
+    }
+    out = scrubber.scrub_event("graph_tool_call", "plan.aborted", event).payload
+    dumped = json.dumps(out, ensure_ascii=False)
+    assert name not in dumped
+    assert out["trace_metadata"]["failure_reason"].endswith("asked to cancel")
+    assert '"target_name": "Fraud Escalation"' in dumped
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("deploy key ghp_abcdefghijklmnopqrstuvwxyz0123456789 rotated", "ghp_abcdefgh"),
+        ("aws secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY in env", "K7MDENG"),
+        ("GET /cb?user=kim.minjun%40example.com&v=2", "kim.minjun"),
+        ("please contact I CHIEN-HUA today", "CHIEN-HUA"),
+    ],
+)
+def test_free_text_shapes_found_with_the_id_work(
+    scrubber: Scrubber, text: str, secret: str
+) -> None:
+    assert secret not in scrubber.scrub_text(text)

@@ -1,0 +1,131 @@
+"""Credentials in free text and in ids (part of :mod:`tracelake.scrub.freetext`'s pass).
+
+* **Provider API keys** (GitHub, Slack, OpenAI, Stripe, Google, AWS, GitLab, npm, Hugging
+  Face, SendGrid) by their prefix, in any letter case;
+* **URL credentials** (``user:pass@``), query parameters whose name the key rules call a
+  credential or personal data, and e-mail addresses percent-encoded in URLs
+  (``kim%40example.com``);
+* ``password=hunter2`` / ``token: abc`` pairs in text (a number under a quantity key such as
+  ``token_ttl_s=3600`` stays);
+* **passport numbers** after a passport word in seven languages.
+
+:func:`credential_shaped` is the test for ids, where the generic long-token rule does not count
+(:mod:`tracelake.scrub.ids`): provider keys, mixed-case tokens, AWS secret keys.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tracelake.scrub.keys import KeyClass, classify, is_quantity
+
+Span = tuple[int, int, str]
+
+_API_KEY = re.compile(
+    r"(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
+    r"sk_(?:live|test)_|rk_(?:live|test)_|pk_(?:live|test)_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
+    r"npm_|hf_|SG\.)[A-Za-z0-9_\-.]{12,}"
+)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+_QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# "password=hunter2", "token: abc" at the start of a text or after a space or bracket
+_KEY_VALUE = re.compile(
+    r"(?:^|(?<=[\s,(\[{\"']))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
+)
+
+
+_PASSPORT = re.compile(
+    r"(?i:passport|passeport|reisepass|pasaporte|여권|旅券|パスポート|护照|護照)[^A-Za-z0-9]{0,24}"
+    r"(?:(?:no|number|num|nr|n°|번호)\.?[^A-Za-z0-9]{0,4})?([A-Z0-9]{1,3}[ -]?\d[A-Z0-9]{4,10})"
+)
+
+
+# An e-mail address in a URL or form body, its "@" percent-encoded (kim%40example.com)
+_URLENCODED_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._+%-])[A-Za-z0-9._+-]+(?:%2[bB][A-Za-z0-9._-]+)*%40[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+)
+
+
+def spans(text: str, out: list[Span]) -> None:
+    """Append the spans of the credentials and credential-like values in *text*."""
+    if "%40" in text:
+        for match in _URLENCODED_EMAIL.finditer(text):
+            out.append((match.start(), match.end(), "EMAIL_ADDRESS"))
+    if _PASSPORT_HINT.search(text):
+        for match in _PASSPORT.finditer(text):
+            out.append((match.start(1), match.end(1), "PASSPORT"))
+    if API_HINT.search(text):
+        for match in _API_KEY.finditer(text):
+            out.append((match.start(), match.end(), "API_KEY"))
+    if "://" in text:
+        for match in _URL_USERINFO.finditer(text):
+            out.append((match.end(1), match.end(), "URL_CREDENTIAL"))
+    if "=" in text:
+        for match in _QUERY_PARAM.finditer(text):
+            kclass, entity = classify(match.group(2))
+            if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
+                out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+    if "=" in text or ":" in text:
+        _key_value_spans(text, out)
+
+
+def _key_value_spans(text: str, out: list[Span]) -> None:
+    """``password=hunter2``, ``token: abc``: the value of a credential key in free text."""
+    for match in _KEY_VALUE.finditer(text):
+        key, value = match.group(1), match.group(2)
+        if classify(key)[0] is KeyClass.CREDENTIAL and not (
+            _NUMBER.fullmatch(value) and is_quantity(key)  # token_ttl_s=3600
+        ):
+            out.append((match.start(2), match.end(2), "CREDENTIAL"))
+
+
+_PASSPORT_HINT = re.compile(r"[Pp]ass|PASS|[Rr]eisepass|여권|旅券|パスポート|护照|護照")
+API_HINT = re.compile(
+    r"gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|hf_|SG\."
+)
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9]{20,}")
+
+
+def provider_key(text: str) -> bool:
+    """Whether *text* holds a known provider's key (GitHub, Slack, OpenAI, Stripe, AWS, ...),
+    in any letter case."""
+    return API_HINT.search(text) is not None and _API_KEY.search(text) is not None
+
+
+# An AWS secret access key: 40 characters of base64 without padding, "/" and "+" included.
+_B64_40 = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_UPPER4 = re.compile(r"(?:[^A-Z]*[A-Z]){4}")
+_LOWER4 = re.compile(r"(?:[^a-z]*[a-z]){4}")
+_HEX_ONLY = re.compile(r"[0-9a-f]+")
+
+
+def aws_secret_shaped(token: str) -> bool:
+    """A 40-character base64 token mixing cases with a digit, "/" or "+": an AWS secret key
+    (a URL path of words, a hex digest or a lower-case slug is not)."""
+    return (
+        _B64_40.fullmatch(token) is not None
+        and _UPPER4.match(token) is not None
+        and _LOWER4.match(token) is not None
+        and any(c.isdigit() or c in "/+" for c in token)
+    )
+
+
+def credential_shaped(text: str) -> bool:
+    """A known provider's key shape; a token of 20+ letters and digits in both cases, of 32+
+    letters in both cases, or of 32+ lower-case letters and digits that is not hex (how API
+    tokens look; UUIDs, ULIDs,
+    hex digests and short slugs do not); an AWS secret key. For ids, where the generic
+    high-entropy rule does not count (:mod:`tracelake.scrub.ids`)."""
+    if provider_key(text):
+        return True
+    for token in _LONG_TOKEN.findall(text):
+        if token.isupper():
+            continue
+        if not any(c.isdigit() for c in token):
+            if len(token) >= 32 and not token.islower():  # 32+ letters in both cases
+                return True
+            continue
+        if not token.islower() or (len(token) >= 32 and not _HEX_ONLY.fullmatch(token)):
+            return True
+    return len(text) >= 40 and any(aws_secret_shaped(m.group(0)) for m in _B64_40.finditer(text))

@@ -1,0 +1,106 @@
+"""Values under id keys: kept when they look like an id and hold nothing personal.
+
+Ids are opaque by design: long digit runs, codes, random tokens. So the free-text rules that
+fail closed (digit runs, capitalised words, the long-token rule) would replace most of them,
+and the learner needs them to join and group. But a caller can put anything under
+``request_id`` or ``run_id``: a name, a social security number, an e-mail, a secret key. An id
+is therefore kept only when it has an id's shape **and** no recognizer finds anything in it:
+
+* ASCII, without whitespace (a name, an address or a sentence is not an id; nor is Han,
+  kana or Hangul text);
+* not seven digits or more in phone punctuation alone (``123-45-6789``, ``(0161)4960072``,
+  ``513.639.7459x66884``) unless they start with a recent date (``2026-07-25``,
+  ``20260725-0001``); under a key that does not name a thing's number (``request_id``, not
+  ``orderNo``), not eight digits or more alone either (a card or a phone number);
+* no credential shape (:func:`tracelake.scrub.credentials.credential_shaped`: provider keys,
+  mixed-case tokens, AWS secret keys);
+* nothing detected by the id pass of :func:`tracelake.scrub.detect.detect` (e-mails, phone
+  numbers, cards, resident numbers, IBANs, IPs, Hangul names), neither as written nor with its
+  separators read as spaces (``req-010-1234-5678`` hides a phone number).
+
+UUIDs, ULIDs and hex digests are kept at once. Anything else is replaced by the caller with a
+keyed pseudonym: stable, so runs still group and joins still match.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tracelake.scrub.credentials import credential_shaped
+from tracelake.scrub.detect import detect, recent_date_digits
+
+MAX_ID = 256
+_OPAQUE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    # hex digests and ULIDs, with a letter (a run of digits alone may be a phone number)
+    r"|(?=[0-9]*[a-f])[0-9a-f]{8,64}|(?=[0-9]*[A-F])[0-9A-F]{8,64}"
+    r"|(?=[0-9]*[A-HJKMNP-TV-Z])[0-7][0-9A-HJKMNP-TV-Z]{25}"
+)
+_WHITESPACE = re.compile(r"\s")
+# digits in phone punctuation, an extension allowed: +44(0)289018125, 874.655.7385x4073
+_PHONE_SHAPED = re.compile(r"[+(]*\d[\d().+/-]*(?:(?:x|ext\.?)\d{1,6})?")
+_ALL_DIGITS8 = re.compile(r"\d{8,}")
+_SEPARATORS = re.compile(r"[-_:/|.]")
+_DATE_LAYOUT = re.compile(
+    r"20[0-3]\d(?:[-./](?:0?[1-9]|1[0-2])[-./](?:0?[1-9]|[12]\d|3[01])|"
+    r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))(?!\d)"
+)
+_CARD_GROUPS = re.compile(
+    r"(?<!\d)(?:\d{4}[-_:/|. ]){3}\d{4}(?!\d)|(?<!\d)\d{4}[-_:/|. ]\d{6}[-_:/|. ]\d{5}(?!\d)"
+)
+_DIGITS7 = re.compile(r"(?:\d\D*){7}")
+_KEPT: set[str] = set()  # values judged kept (a pure function of the value), bounded
+_KEPT_MAX = 65_536
+
+
+def kept_as_id(value: str, *, number: bool = False) -> bool:
+    """Whether *value*, found under an id key, may be stored as it is (see the module doc);
+    *number*: the key names a thing's number (:func:`tracelake.scrub.keys.is_number_key`)."""
+    if not number and _ALL_DIGITS8.fullmatch(value) and not recent_date_digits(value):
+        return False
+    if value in _KEPT:
+        return True
+    if not _judge(value):
+        return False
+    if len(_KEPT) >= _KEPT_MAX:
+        _KEPT.clear()
+    _KEPT.add(value)
+    return True
+
+
+def _judge(value: str) -> bool:
+    if not value or len(value) > MAX_ID:
+        return False
+    if _OPAQUE.fullmatch(value):
+        return True
+    many_digits = _DIGITS7.search(value) is not None
+    return _id_shaped(value, many_digits) and _nothing_found(value, many_digits)
+
+
+def _id_shaped(value: str, many_digits: bool) -> bool:
+    """ASCII without whitespace, not a phone number's digits, not a credential's shape."""
+    if not value.isascii() or _WHITESPACE.search(value):
+        return False
+    if many_digits and not value.isdigit() and _PHONE_SHAPED.fullmatch(value) and not _dated(value):
+        return False
+    return not credential_shaped(value)
+
+
+def _nothing_found(value: str, many_digits: bool) -> bool:
+    """The id pass of detect() finds nothing, as written or with separators as spaces."""
+    if detect(value, False)[1]:
+        return False
+    if not (many_digits and _SEPARATORS.search(value)):
+        return True
+    found = {entity for entity, _ in detect(_SEPARATORS.sub(" ", value), False)[1]}
+    # digit groups of an id read together can pass a card's checksum by chance: a card
+    # counts here only in a card's grouping (4-4-4-4, 4-6-5)
+    if "CREDIT_CARD" in found and not _CARD_GROUPS.search(value):
+        found.discard("CREDIT_CARD")
+    return not found
+
+
+def _dated(value: str) -> bool:
+    """Digits that start with a recent date in a date's layout: 2026-07-25, 20260725-0001
+    (not 200004-2668902, a resident number whose digits read as 2000-04-26)."""
+    return _DATE_LAYOUT.match(value) is not None
