@@ -144,3 +144,15 @@ def test_free_text_shapes_found_with_the_id_work(
     scrubber: Scrubber, text: str, secret: str
 ) -> None:
     assert secret not in scrubber.scrub_text(text)
+
+
+def test_whole_numbers_written_as_floats_are_judged_like_integers(scrubber: Scrubber) -> None:
+    # found by the fresh-context attack: a card or phone number as a float was stored
+    args = {"v": 4647902589113966.0, "amount": 12.5, "size_bytes": 123456789.0}
+    event: dict[str, Any] = {"type": "step.started", "plan_id": "p", "step_id": "s", "tool": "t"}
+    event |= {"args_resolved": args, "output": {"contact_value": 9855742123.0}}
+    out = scrubber.scrub_event("graph_tool_call", "step.started", event).payload
+    dumped = json.dumps(out)
+    assert "4647902589113966" not in dumped and "9855742123" not in dumped
+    assert out["args_resolved"]["amount"] == 12.5
+    assert out["args_resolved"]["size_bytes"] == 123456789.0  # a quantity key keeps it

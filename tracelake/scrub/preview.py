@@ -138,6 +138,7 @@ def _was_cut(original: Any, shaped: Any) -> bool:
 
 
 _NEVER_CUT = frozenset({int, float, bool})
+_FLOAT_CHECKED = 10_000_000.0  # Walker checks whole floats of 8 digits and more
 
 
 def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
@@ -182,7 +183,9 @@ def _shape_plain(w: Walker, key: str, item: Any, path: str, depth: int) -> Any:
         return item  # what _shape -> Walker.text returns for a string detect() found clean
     if icls is str or icls is dict or icls is list:
         return _shape(w, item, path, depth + 1)
-    if item is None or icls is bool or icls is float:
+    if icls is float and -_FLOAT_CHECKED < item < _FLOAT_CHECKED:
+        return item  # a measurement; larger whole floats are judged like ints (w.field)
+    if item is None or icls is bool:
         return item
     if icls is int:
         return w.keyed_number(key, item, path)

@@ -176,6 +176,8 @@ class Walker:
             return self.text(value, path)
         if cls is dict and depth < MAX_DEPTH:
             return self._dict(value, path, depth)
+        if cls is float:
+            return self._float(value, path)
         if value is None or isinstance(value, _BOOL_FLOAT):
             return value
         if isinstance(value, str):
@@ -191,6 +193,14 @@ class Walker:
             sub = f"{path}[]"
             return [self.value(item, sub, depth + 1) for item in value]
         raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
+
+    def _float(self, value: float, path: str) -> float | str:
+        """A whole number of 8+ digits written as a float (4647902589113966.0: a card) is
+        judged like the integer; any other float is a measurement."""
+        if not _integral(value):
+            return value
+        checked = self.number(int(value), path)
+        return value if checked.__class__ is int else checked
 
     def _dict(self, value: dict[Any, Any], path: str, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -220,6 +230,9 @@ class Walker:
         if kclass is KeyClass.PLAIN:
             if value.__class__ is int:
                 return self.keyed_number(key, value, path)
+            if value.__class__ is float and _integral(value):
+                checked = self.keyed_number(key, int(value), path)
+                return value if checked.__class__ is int else checked
             return self.value(value, path, depth + 1)
         if value is None or isinstance(value, bool) or value == "":
             return value
@@ -281,3 +294,9 @@ class Walker:
             return isinstance(value, _INT_FLOAT) and is_quantity(key)
         # {"name": "lookup_customer"} names a tool, not a person
         return kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value)
+
+
+def _integral(value: float) -> bool:
+    """A float holding a whole number of 8 digits or more (a phone or card number written as
+    a float: 9855742123.0); smaller ones and fractions are measurements."""
+    return (value >= _MIN_CHECKED or value <= -_MIN_CHECKED) and value.is_integer()
