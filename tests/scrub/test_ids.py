@@ -156,3 +156,26 @@ def test_whole_numbers_written_as_floats_are_judged_like_integers(scrubber: Scru
     assert "4647902589113966" not in dumped and "9855742123" not in dumped
     assert out["args_resolved"]["amount"] == 12.5
     assert out["args_resolved"]["size_bytes"] == 123456789.0  # a quantity key keeps it
+
+
+@pytest.mark.parametrize("locale", ["en_US", "en_GB", "de_DE", "fr_FR", "ko_KR", "ja_JP"])
+@pytest.mark.parametrize("mark", ["\u200b", "\u200d", "\u00ad", "\ufeff", "\u2060"])
+def test_invisible_characters_and_other_spaces_do_not_hide_a_value(
+    scrubber: Scrubber, locale: str, mark: str
+) -> None:
+    # found by the fresh-context attack: 985\u200b574\u200b2123 and Carl\u00a0Mora were stored
+    fake = Faker(locale)
+    phone = "".join(c for c in fake.phone_number() if c.isdigit())
+    email = fake.email()
+    name = fake.name()
+    hidden_phone = mark.join(phone[i : i + 3] for i in range(0, len(phone), 3))
+    hidden_email = email.replace("@", mark + "@")
+    spaced_name = name.replace(" ", "\u00a0")
+    text = f"send failed to {hidden_phone} / {hidden_email} for {spaced_name}"
+    event = {"type": "step.failed", "plan_id": "p", "step_id": "s", "tool": "t"}
+    out = scrubber.scrub_event("graph_tool_call", "step.failed", event | {"error": text}).payload
+    line = '{"type": "x", "note": "' + text + '", BROKEN'  # a quarantined line's preview
+    for stored in (json.dumps(out, ensure_ascii=False), scrubber.scrub_text(line)):
+        visible = stored.replace(mark, "").replace("\u00a0", " ")
+        for value in (phone, email, name):
+            assert value not in visible, (locale, value)

@@ -183,13 +183,28 @@ def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
     ``allow_secret=False`` disables the long-token heuristic (for values under id keys, which
     are long opaque ids by design); every other recognizer still applies.
     """
-    clean, counts = found = _detect(text, allow_secret)
+    clean, counts = found = _detect(_visible(text), allow_secret)
     if not counts and len(text) <= CLEAN_MAX and clean == text:
         known = CLEAN_TEXTS if allow_secret else CLEAN_IDS
         if len(known) >= CACHE_SIZE:
             known.clear()
         known.add(text)
     return found
+
+
+# Characters that split a value without showing: zero-width spaces and joiners, the soft
+# hyphen, word joiners, bidirectional marks, the byte-order mark (985\u200b574\u200b2123 is a
+# phone number); removed before detection. Spaces other than U+0020 (no-break, thin,
+# ideographic): read as a space, so "Carl\u00a0Mora" is two words.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+
+
+def _visible(text: str) -> str:
+    """*text* as a reader sees it (see :data:`_INVISIBLE`); ASCII text is returned as is."""
+    if text.isascii():
+        return text
+    return _SPACES.sub(" ", _INVISIBLE.sub("", text))
 
 
 def _detect(text: str, allow_secret: bool) -> tuple[str, Counts]:
