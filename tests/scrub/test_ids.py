@@ -32,6 +32,8 @@ NOT_IDS = [
     ("a US phone with an extension", "874.655.7385x4073"),
     ("a card's digits", "4111111111111111"),
     ("a card in groups", "ref-4111-1111-1111-1111"),
+    ("a card glued to a prefix", "cc_4416616205945101"),
+    ("a card glued to a run prefix", "run_5351095494134822"),
     ("a resident number", "900101-1234568"),
     ("a Han name", "呂秋月"),
     ("a Japanese address", "東京都千代田区千代田1-1"),
@@ -179,3 +181,16 @@ def test_invisible_characters_and_other_spaces_do_not_hide_a_value(
         visible = stored.replace(mark, "").replace("\u00a0", " ")
         for value in (phone, email, name):
             assert value not in visible, (locale, value)
+
+
+def test_a_cut_quarantined_line_judges_its_ids_as_the_event_path_does(scrubber: Scrubber) -> None:
+    # found by the fresh-context attack: a contract-violating envelope's preview kept its run_id
+    fake = Faker()
+    card = fake.credit_card_number(card_type="visa16")
+    line = (
+        f'{{"type": "runner.event", "run_id": "run_{card}", "seq": 0, "request_id": "req-1", '
+        f'"trace_id": "{fake.name()}", "event": {{"note": "cut he'
+    )
+    preview = scrubber.scrub_text(line, max_len=300)
+    assert card not in preview and '"request_id": "req-1"' in preview
+    assert '"run_id": "psn_' in preview and '"trace_id": "psn_' in preview

@@ -230,7 +230,8 @@ def _add(a: Counts, b: Counts) -> Counts:
     return tuple(sorted(total.items()))
 
 
-def _luhn_ok(digits: str) -> bool:
+def luhn_ok(digits: str) -> bool:
+    """Whether *digits* pass the Luhn checksum (card numbers)."""
     total = 0
     for i, ch in enumerate(reversed(digits)):
         d = int(ch)
@@ -266,7 +267,7 @@ def detect_int(value: int, strict: bool = True) -> str | None:
             return "PHONE_NUMBER"
         if len(candidate) == 13 and _RRN.fullmatch(candidate):
             return "KR_RRN"
-    if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and _luhn_ok(digits):
+    if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and luhn_ok(digits):
         return "CREDIT_CARD"
     if re.fullmatch(r"82(?:1[016789]\d{7,8}|[2-6]\d{7,9})", digits):
         return "PHONE_NUMBER"  # +82 numbers stored as int

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from tracelake.scrub.credentials import credential_shaped
-from tracelake.scrub.detect import detect, recent_date_digits
+from tracelake.scrub.detect import detect, luhn_ok, recent_date_digits
 
 MAX_ID = 256
 _OPAQUE = re.compile(
@@ -45,6 +45,7 @@ _DATE_LAYOUT = re.compile(
     r"20[0-3]\d(?:[-./](?:0?[1-9]|1[0-2])[-./](?:0?[1-9]|[12]\d|3[01])|"
     r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))(?!\d)"
 )
+_CARD_RUN = re.compile(r"(?<!\d)\d{13,19}(?!\d)")
 _CARD_GROUPS = re.compile(
     r"(?<!\d)(?:\d{4}[-_:/|. ]){3}\d{4}(?!\d)|(?<!\d)\d{4}[-_:/|. ]\d{6}[-_:/|. ]\d{5}(?!\d)"
 )
@@ -94,10 +95,15 @@ def _nothing_found(value: str, many_digits: bool) -> bool:
         return True
     found = {entity for entity, _ in detect(_SEPARATORS.sub(" ", value), False)[1]}
     # digit groups of an id read together can pass a card's checksum by chance: a card
-    # counts here only in a card's grouping (4-4-4-4, 4-6-5)
-    if "CREDIT_CARD" in found and not _CARD_GROUPS.search(value):
+    # counts here only in a card's grouping (4-4-4-4, 4-6-5) or as one Luhn-valid run of
+    # 13-19 digits (cc_4416616205945101, run_5351095494134822: a card glued to a prefix)
+    if "CREDIT_CARD" in found and not (_CARD_GROUPS.search(value) or _card_run(value)):
         found.discard("CREDIT_CARD")
     return not found
+
+
+def _card_run(value: str) -> bool:
+    return any(luhn_ok(run) for run in _CARD_RUN.findall(value))
 
 
 def _dated(value: str) -> bool:

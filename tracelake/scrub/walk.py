@@ -149,6 +149,14 @@ class Walker:
             key, raw = match.group(1), match.group(2)
             kclass, entity = classify(key)
             sub = f"{path}.{self.dict_key(key, path)}"  # the report names the key scrubbed
+            if kclass is KeyClass.SAFE_ID and raw[:1] == '"':  # judged as when parsed
+                inner = raw[1:-1] if len(raw) > 1 and raw.endswith('"') else raw[1:]
+                judged = (
+                    self._safe_id(key, inner, sub, 0)
+                    if "\\" not in inner
+                    else self.identifier(inner, sub)  # escapes: cannot be read as given
+                )
+                return f'"{key}": {_DUMPS(judged)}'
             if kclass is KeyClass.PLAIN or kclass is KeyClass.SAFE_ID:
                 if raw[:1] != '"' and "." not in raw:  # an integer: the same check as parsed
                     number = (
