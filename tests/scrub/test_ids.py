@@ -194,3 +194,18 @@ def test_a_cut_quarantined_line_judges_its_ids_as_the_event_path_does(scrubber: 
     preview = scrubber.scrub_text(line, max_len=300)
     assert card not in preview and '"request_id": "req-1"' in preview
     assert '"run_id": "psn_' in preview and '"trace_id": "psn_' in preview
+
+
+@pytest.mark.parametrize("locale", ["en_US", "en_GB", "de_DE", "zh_CN", "ja_JP", "ko_KR"])
+def test_personal_data_in_a_label_field_is_replaced(scrubber: Scrubber, locale: str) -> None:
+    # found by the fresh-context attack: tool "David Stark", stage "+441184960813" were stored
+    fake = Faker(locale)
+    name, phone = fake.name(), fake.phone_number()
+    event = {"type": "step.started", "plan_id": "p", "step_id": "s1", "tool": name}
+    event |= {"stage": phone, "status": f"Call {phone}"}
+    out = scrubber.scrub_event("graph_tool_call", "step.started", event).payload
+    dumped = json.dumps(out, ensure_ascii=False)
+    assert name not in dumped and phone not in dumped, locale
+    kept = {"type": "step.started", "plan_id": "p", "step_id": "s1", "tool": "getOrderDetail"}
+    kept |= {"stage": "runner", "status": "ok"}
+    assert scrubber.scrub_event("graph_tool_call", "step.started", kept).payload == kept

@@ -224,6 +224,14 @@ def _detect(text: str, allow_secret: bool) -> tuple[str, Counts]:
     return text, _add(counts, more) if more else counts
 
 
+@lru_cache(maxsize=CACHE_SIZE)
+def close_label(text: str, names: bool) -> tuple[str, Counts]:
+    """The fail-closed pass over a label (a type, a status, a tool's name) after the id pass
+    of :func:`detect`: digit runs, old dates, CJK runs, credentials, Hangul names, and with
+    *names* capitalised Latin words (``tool: "David Stark"``, ``stage: "+441184960813"``)."""
+    return freetext.close(text, names=names)
+
+
 def _add(a: Counts, b: Counts) -> Counts:
     total: Counter[str] = Counter(dict(a))
     total.update(dict(b))

@@ -221,8 +221,10 @@ _UPPER = re.compile(r"[^\W\d_a-z\uac00-\ud7a3\u3040-\u30ff\u3400-\u9fff]")
 _ID_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.:/][A-Za-z0-9]+)*")
 
 
-def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
-    """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``."""
+def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """*text* with every span the fail-closed rules find replaced by ``[ENTITY]``; *names*:
+    capitalised Latin words too (not for the names of agents and tasks, see
+    :func:`tracelake.scrub.keys.names_vocabulary`)."""
     if _plain_token(text):
         return text, ()
     # addresses and CJK runs first: a name is judged by its neighbours, which must not be
@@ -237,7 +239,7 @@ def close(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         credentials.spans(text, spans)
     if not text.isascii() and hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
-    if (" " in text or "\n" in text) and _UPPER.search(text):
+    if names and (" " in text or "\n" in text) and _UPPER.search(text):
         latin.latin_spans(text, spans)
     if not spans:
         return text, counts

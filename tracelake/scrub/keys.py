@@ -235,6 +235,20 @@ def is_number_key(key: str) -> bool:
     return _THING_ID.search(normalize(key)) is not None
 
 
+# Labels whose values are the runner's vocabulary with capitals and spaces ("Fraud
+# Escalation", "Claude Opus"): the names of agents, tasks, skills and models.
+_VOCABULARY_NAMES = frozenset(
+    ["targetname", "agentname", "taskname", "skillname", "model", "modelname", "object"]
+)
+
+
+@lru_cache(maxsize=8192)
+def names_vocabulary(key: str) -> bool:
+    """Whether *key* names an agent, a task, a skill or a model (capitalised words in it are
+    names of things, not of people)."""
+    return normalize(key) in _VOCABULARY_NAMES
+
+
 @lru_cache(maxsize=8192)
 def is_reason_key(key: str) -> bool:
     """Whether *key* names a reason (``reason``, ``failure_reason``, ``finish_reason``): a

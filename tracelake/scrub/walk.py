@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from tracelake.errors import ScrubError
-from tracelake.scrub.detect import CLEAN_IDS, CLEAN_TEXTS, detect, detect_int
+from tracelake.scrub.detect import CLEAN_IDS, CLEAN_TEXTS, close_label, detect, detect_int
 from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.keys import (
     KeyClass,
@@ -23,6 +23,7 @@ from tracelake.scrub.keys import (
     is_number_key,
     is_quantity,
     is_reason_key,
+    names_vocabulary,
     normalize,
 )
 from tracelake.scrub.pseudonym import pseudonymize
@@ -288,12 +289,17 @@ class Walker:
         return pseudonymize(self.key, value)
 
     def label(self, key: str, value: str, path: str, limit: int = 0) -> str:
-        """A label (type, status, a tool's or an agent's name, a reason): scanned without the
-        long-token rule. A reason with spaces is prose (a user's words can be in it) and gets
-        every rule; names of things are the runner's vocabulary ("Fraud Escalation")."""
+        """A label (type, status, a tool's or an agent's name, a reason): every rule but the
+        long-token one (``HttpConnectionResetError2`` is a type). A reason with spaces is
+        prose (a user's words can be in it) and gets that one too; capitalised words in the
+        names of agents, tasks and models are the runner's vocabulary ("Fraud Escalation")."""
         if is_reason_key(key) and _WHITESPACE.search(value):
             return self.text(value, path, limit=limit)
-        return self.text(value, path, allow_secret=False, limit=limit)
+        out = self.text(value, path, allow_secret=False, limit=limit)
+        clean, counts = close_label(out, not names_vocabulary(key))
+        for entity, n in counts:
+            self.hit(path, entity, n)
+        return clean
 
     @staticmethod
     def _kept_despite_key(key: str, kclass: KeyClass, value: Any) -> bool:
