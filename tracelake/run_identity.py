@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ from tracelake.store.records import TRACELAKE_SOURCE as TRACELAKE_SOURCE  # re-e
 
 if TYPE_CHECKING:
     from tracelake.store import Store
-    from tracelake.store.records import EncodedEvent
+    from tracelake.store.records import EncodedEvent, StoredHead
 
 RUN_ID_PREFIX = "run-"
 # How many envelope contents (and runs) one stream remembers for numbering envelope events
@@ -222,8 +223,11 @@ class LegacyKeys:
     A bare run is adopted when its pre-0005 id is stored (the id is a hash of the run's
     content, so this is the same run); the event then dedupes (or, if the scrubber's output
     changed since, is quarantined as ``sequence_conflict``) instead of being appended twice.
-    An envelope event without ``seq``/``event_id`` is adopted only when its pre-0005 key holds
-    the very same content.
+    An envelope event without ``seq``/``event_id`` is adopted when its pre-0005 key holds the
+    same event: the very same content, or the same type, plan, step and tool where each of
+    these either matches or was scrubbed by one of the two versions (``tool: "動物"`` stored
+    by 0003 is ``[PERSON]`` today). Any other event at that key (a later file continuing the
+    run) is not adopted and is appended under its own id.
     """
 
     def __init__(self) -> None:
@@ -245,24 +249,47 @@ class LegacyKeys:
         bare_ids = sorted({key[0] for _, key, bare in self._marks if bare})
         keyed = [key for _, key, bare in self._marks if not bare]
         stored_runs = store.existing_runs(bare_ids) if bare_ids else set()
-        hashes = store.content_hashes(keyed) if keyed else {}
+        heads = store.stored_heads(keyed) if keyed else {}
         adopted = 0
         for index, key, bare in self._marks:
             event = batch[index]
-            if key[0] in stored_runs if bare else _same(hashes.get(key), event):
+            if key[0] in stored_runs if bare else _same(heads.get(key), event):
                 batch[index] = replace(event, run_id=key[0], seq=key[1], event_id=None)
                 adopted += 1
         self._marks.clear()
         return adopted
 
 
-def _same(stored: str | None, event: EncodedEvent) -> bool:
-    """Whether the stored content hash is this event's (hashed only when something is stored)."""
+def _same(stored: StoredHead | None, event: EncodedEvent) -> bool:
+    """Whether *stored* is this event, as this version or an earlier one scrubbed it."""
     if stored is None:
         return False
     from tracelake.store.appender import content_hash
 
-    return stored == content_hash(event)
+    if stored.content_hash == content_hash(event):
+        return True
+    return stored.type == event.type and all(
+        _alike(a, b)
+        for a, b in (
+            (stored.plan_id, event.plan_id),
+            (stored.step_id, event.step_id),
+            (stored.tool, event.tool),
+        )
+    )
+
+
+_SCRUBBED = re.compile(r"\[[A-Z][A-Z_]*\]|psn_[0-9a-f]{20,24}")
+
+
+def _alike(stored: str | None, new: str | None) -> bool:
+    """Equal, or one of the two holds what a scrubber wrote (a placeholder, a pseudonym)."""
+    if stored == new:
+        return True
+    return (
+        stored is not None
+        and new is not None
+        and bool(_SCRUBBED.search(stored) or _SCRUBBED.search(new))
+    )
 
 
 def _utf8(text: str) -> bytes:

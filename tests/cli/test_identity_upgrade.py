@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import REPO
 from tests.ingest.helpers import ingest_bytes
+from tracelake.run_identity import _same
 from tracelake.store import Store, open_store
+from tracelake.store.records import EncodedEvent, NewEvent, StoredHead
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INPUT = FIXTURES / "legacy_input.jsonl"
@@ -120,3 +123,28 @@ def test_distinct_run_ids_never_collapse(sqlite_store: Store, ids: list[str]) ->
     report = ingest_bytes(sqlite_store, lines, origin="ids.jsonl")
     assert report.quarantined_total == 0, dict(report.quarantined)
     assert len(report.runs) == wanted
+
+
+def _encoded(tool: str, step: str = "s3") -> EncodedEvent:
+    event = NewEvent(
+        run_id="req-1",
+        seq=None,
+        type="step.succeeded",
+        source="graph_tool_call",
+        payload={"type": "step.succeeded", "step_id": step, "tool": tool},
+        recorded_at=datetime(2026, 1, 1, tzinfo=UTC),
+        event_id="ev-x-1",
+        step_id=step,
+        tool=tool,
+    )
+    return EncodedEvent.of(event)
+
+
+def test_a_legacy_key_is_adopted_only_for_the_same_event() -> None:
+    stored = _encoded("動物")
+    head = StoredHead(stored.content_hash, stored.type, None, "s3", "動物")
+    assert _same(head, stored)  # the very same content
+    assert _same(head, _encoded("[PERSON]"))  # the same event, scrubbed by today's version
+    assert not _same(head, _encoded("getOrder"))  # another tool at that key
+    assert not _same(head, _encoded("[PERSON]", step="s4"))  # another step
+    assert not _same(None, stored)

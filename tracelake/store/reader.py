@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine, Row
 
 from tracelake.store.connection import translate_errors
-from tracelake.store.records import TRACELAKE_SOURCE, StoredEvent
+from tracelake.store.records import TRACELAKE_SOURCE, StoredEvent, StoredHead
 from tracelake.store.redactions import CONTEXT_KEY, Contexts, stored_form
 from tracelake.store.schema import events, quarantine
 
@@ -109,17 +109,25 @@ class Reader:
                 found.update(conn.execute(query.distinct()).scalars())
         return found
 
-    def content_hashes(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-        """Content hashes of the stored events at these ``(run_id, seq)`` keys."""
-        found: dict[tuple[str, int], str] = {}
+    def stored_heads(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], StoredHead]:
+        """The content hash and indexed columns of the stored events at these keys."""
+        found: dict[tuple[str, int], StoredHead] = {}
+        cols = (events.c.content_hash, events.c.type, events.c.plan_id, events.c.step_id)
         with translate_errors("read events"), self.engine.connect() as conn:
             for start in range(0, len(keys), 400):
                 rows = conn.execute(
-                    sa.select(events.c.run_id, events.c.seq, events.c.content_hash).where(
+                    sa.select(events.c.run_id, events.c.seq, *cols, events.c.tool).where(
                         sa.tuple_(events.c.run_id, events.c.seq).in_(keys[start : start + 400])
                     )
                 )
-                found.update({(r.run_id, r.seq): r.content_hash for r in rows})
+                found.update(
+                    {
+                        (r.run_id, r.seq): StoredHead(
+                            r.content_hash, r.type, r.plan_id, r.step_id, r.tool
+                        )
+                        for r in rows
+                    }
+                )
         return found
 
     def max_position(self) -> int:

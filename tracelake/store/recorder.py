@@ -45,6 +45,7 @@ from tracelake.store.records import (
     NewEvent,
     QuarantineItem,
     StoredEvent,
+    StoredHead,
 )
 from tracelake.store.tracking import Tracking
 
@@ -160,9 +161,9 @@ class Store:
         """Which of these run ids have stored events."""
         return self._reader.existing_runs(run_ids)
 
-    def content_hashes(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-        """Content hashes of the stored events at these ``(run_id, seq)`` keys."""
-        return self._reader.content_hashes(keys)
+    def stored_heads(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], StoredHead]:
+        """The content hash and indexed columns of the stored events at these keys."""
+        return self._reader.stored_heads(keys)
 
     def stats(self) -> dict[str, Any]:
         """Counts for ``tracelake stats``: events by type and source, runs, quarantine."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from tracelake.codec import dumps
 
@@ -162,3 +162,15 @@ class AppendResult:
         self.rejected += other.rejected
         self.conflicts.extend(other.conflicts)
         return self
+
+
+class StoredHead(NamedTuple):
+    """What the store holds at one key, short of the payload: its content hash and the
+    indexed columns (enough to tell the same event, scrubbed by another version, from another
+    event)."""
+
+    content_hash: str
+    type: str
+    plan_id: str | None
+    step_id: str | None
+    tool: str | None
