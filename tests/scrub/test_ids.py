@@ -140,6 +140,12 @@ def test_a_reason_in_prose_gets_every_rule_and_a_name_of_a_thing_is_kept(
         ("aws secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY in env", "K7MDENG"),
         ("GET /cb?user=kim.minjun%40example.com&v=2", "kim.minjun"),
         ("please contact I CHIEN-HUA today", "CHIEN-HUA"),
+        ("bel (0479)-305966 na 17u", "305966"),  # found by the fresh-context attack
+        (
+            "key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePz"
+            "Nm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7Qk\n-----END RSA PRIVATE KEY-----",
+            "MIIEowIBAAKCAQEA",
+        ),
     ],
 )
 def test_free_text_shapes_found_with_the_id_work(

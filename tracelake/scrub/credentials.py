@@ -47,11 +47,37 @@ _URLENCODED_EMAIL = re.compile(
 )
 
 
+# A PEM private key, header to footer (or to the end of a cut text): the whole block.
+_PEM_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
+    re.DOTALL,
+)
+
+
+# (a literal the text must contain, the pattern, the entity)
+_LITERAL_GATED = (
+    ("-----BEGIN", _PEM_KEY, "PRIVATE_KEY"),
+    ("%40", _URLENCODED_EMAIL, "EMAIL_ADDRESS"),
+)
+
+
 def spans(text: str, out: list[Span]) -> None:
     """Append the spans of the credentials and credential-like values in *text*."""
-    if "%40" in text:
-        for match in _URLENCODED_EMAIL.finditer(text):
-            out.append((match.start(), match.end(), "EMAIL_ADDRESS"))
+    for literal, pattern, entity in _LITERAL_GATED:
+        if literal in text:
+            out.extend((m.start(), m.end(), entity) for m in pattern.finditer(text))
+    _hinted_spans(text, out)
+    if "=" in text:
+        for match in _QUERY_PARAM.finditer(text):
+            kclass, entity = classify(match.group(2))
+            if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
+                out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+    if "=" in text or ":" in text:
+        _key_value_spans(text, out)
+
+
+def _hinted_spans(text: str, out: list[Span]) -> None:
+    """Passport numbers, provider keys and URL credentials, each behind its cheap hint."""
     if _PASSPORT_HINT.search(text):
         for match in _PASSPORT.finditer(text):
             out.append((match.start(1), match.end(1), "PASSPORT"))
@@ -61,13 +87,6 @@ def spans(text: str, out: list[Span]) -> None:
     if "://" in text:
         for match in _URL_USERINFO.finditer(text):
             out.append((match.end(1), match.end(), "URL_CREDENTIAL"))
-    if "=" in text:
-        for match in _QUERY_PARAM.finditer(text):
-            kclass, entity = classify(match.group(2))
-            if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
-                out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
-    if "=" in text or ":" in text:
-        _key_value_spans(text, out)
 
 
 def _key_value_spans(text: str, out: list[Span]) -> None:

@@ -50,8 +50,8 @@ RECENT_YEARS = 5
 # -- digits ---------------------------------------------------------------------------------
 _DIGIT_RUN = re.compile(
     r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_./])"
-    r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?)?\d+"
-    r"(?:(?:\s?[-./]\s?|\s|\s?\(\d{1,4}\)\s?|\)\s?)\d+)*"
+    r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?(?:[-.]\s?)?)?\d+"  # (0479)-305966
+    r"(?:(?:\s?[-./]\s?|\s|\s?\(\d{1,4}\)\s?(?:[-.]\s?)?|\)\s?)\d+)*"
     r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
     r"(?![A-Za-z0-9_])"
 )
@@ -206,7 +206,8 @@ _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
     r"[=]|://|%40|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
-    r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:"
+    r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:|"
+    r"-----BEGIN"
 )
 
 
