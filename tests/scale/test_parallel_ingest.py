@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import re
 import tempfile
 from functools import cache
@@ -192,3 +193,43 @@ def test_parallel_ingest_stores_exactly_what_serial_ingest_stores(
                 parallel.dispose()
     finally:
         ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = old
+
+
+def _mixed_input(seed: int) -> bytes:
+    """Every kind of segment once or more, in an order drawn from *seed*."""
+    rng = random.Random(seed)
+    parts: list[list[bytes]] = [[line] for line in BAD_LINES]
+    parts += [rng.choice(_agentlane_runs()) for _ in range(3)]
+    for i, run in enumerate(rng.sample(_gtc(), min(6, len(_gtc())))):
+        if i % 2:
+            parts.append([json.dumps(e, ensure_ascii=False).encode() for e in run])
+        else:
+            envs = [{"type": "runner.event", "run_id": f"ql-run-{i}", "event": e} for e in run]
+            parts.append([json.dumps(env, ensure_ascii=False).encode() for env in envs])
+    rng.shuffle(parts)
+    return b"\n".join(line for part in parts for line in part) + b"\n"
+
+
+@pytest.mark.postgres
+def test_forked_workers_on_postgresql_store_what_serial_ingest_stores(pg_server: Any) -> None:
+    """The workers are forked from a process that holds PostgreSQL connections (the store's,
+    and the subject secrets' one that the first chunks used): they must open their own, and
+    the parent's must still work afterwards (the second pass runs on them)."""
+    from tracelake.ingest import ingestor
+
+    old = ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS
+    ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = 5, 2
+    data = _mixed_input(random.randrange(2**32))
+    serial = open_store(pg_server.url(pg_server.create(template=pg_server.template)))
+    parallel = open_store(pg_server.url(pg_server.create(template=pg_server.template)))
+    try:
+        for _pass in range(2):
+            a = _ingest(serial, data, 1, 16).as_dict()
+            b = _ingest(parallel, data, 2, 16).as_dict()
+            assert a == b
+        assert a["appended"] == 0 and a["lines"] == data.count(b"\n")
+        assert _dump(serial) == _dump(parallel)
+    finally:
+        ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = old
+        serial.dispose()
+        parallel.dispose()
