@@ -22,6 +22,7 @@ from tracelake import codec
 from tracelake.runners import InboundEvent
 from tracelake.runners.registry import columns_of
 from tracelake.scrub.pseudonym import subject_key
+from tracelake.store import column_keys
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
 
 if TYPE_CHECKING:  # the scrubber imports presidio; keep it off this module's import path
@@ -172,13 +173,19 @@ def encode_event(
     workers (encoding) and its main process (interning)."""
     payload_json = codec.dumps_bytes(scrubbed.payload)
     etype, plan_id, step_id, tool, collection = indexed_columns(inbound.source, scrubbed.payload)
+    omitted = column_keys.omitted(scrubbed.payload, (etype, plan_id, step_id, tool))
+    stored_json = (
+        codec.dumps_bytes(column_keys.without(scrubbed.payload, omitted))
+        if omitted
+        else payload_json
+    )
     return EncodedEvent(
         run_id=run_id,
         seq=seq,
         type=etype,
         source=inbound.source,
         recorded_at=recorded_at,
-        payload_json=payload_json.decode(),
+        payload_json=stored_json.decode(),
         content_hash=hash_payload(payload_json),
         redactions_json=reports.report_ref(scrubbed.report or None),
         event_id=event_id or inbound.event_id,
@@ -186,6 +193,7 @@ def encode_event(
         step_id=step_id,
         tool=tool,
         collection_id=collection,
+        omitted=omitted,  # the appender marks them (store.redactions.compact)
     )
 
 

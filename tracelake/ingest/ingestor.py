@@ -144,9 +144,12 @@ class Ingestor:
         """The batch's rows, their redaction reports and trace_metadata interned first."""
         ready: list[Ready] = [s.item for s in pending]
         redactions = self.store.intern_reports([r.report for r in ready])
-        if any(r.context is not None for r in ready):
+        if any(r.context is not None or r.omitted for r in ready):
             contexts = self.store.intern_contexts([r.context for r in ready])
-            redactions = [with_context(*pair) for pair in zip(redactions, contexts, strict=True)]
+            redactions = [
+                with_context(ref, context, r.omitted)
+                for ref, context, r in zip(redactions, contexts, ready, strict=True)
+            ]
         return [
             EncodedEvent(
                 run_id=s.run_id,

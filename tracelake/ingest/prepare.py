@@ -24,6 +24,7 @@ from tracelake.ingest.parse import parse_line
 from tracelake.run_identity import content_digest
 from tracelake.runners import classify
 from tracelake.runners.inbound import InboundEvent
+from tracelake.store import column_keys
 from tracelake.store.records import QuarantineItem, hash_payload
 from tracelake.store.redactions import split_encoded
 
@@ -66,6 +67,7 @@ class Ready(NamedTuple):
     failed: bool
     recorded_at: datetime
     context: bytes | None = None  # the payload's trace_metadata JSON, taken out of payload_json
+    omitted: int = 0  # the keys left out of payload_json for the columns (store.column_keys)
 
 
 class Rejected(NamedTuple):
@@ -133,10 +135,11 @@ class Preparer:
             elif inbound.seq is None and inbound.event_id is None:
                 content = content_digest(self.key, inbound.run_id, codec.canonical(inbound.event))
             payload_json = codec.dumps_bytes(scrubbed.payload)  # hashed whole
-            stored_json, context = split_encoded(scrubbed.payload, payload_json)
             etype, plan_id, step_id, tool, collection = indexed_columns(
                 inbound.source, scrubbed.payload
             )
+            omitted = column_keys.omitted(scrubbed.payload, (etype, plan_id, step_id, tool))
+            stored_json, context = split_encoded(scrubbed.payload, payload_json, omitted)
             return Ready(
                 line.number,
                 inbound.run_id,
@@ -157,6 +160,7 @@ class Preparer:
                 scrubbed.failed,
                 now,
                 context,
+                omitted,
             )
         except ContractError as exc:
             return self._rejected(line, exc, now)

@@ -68,7 +68,16 @@ class Findings:
 
 def _count_events(conn: Connection, needle: str) -> int:
     events = metadata.tables["events"]
-    cols = (events.c.payload, events.c.run_id, events.c.event_id, events.c.redactions)
+    # the payload's type/plan_id/step_id/tool may be stored in their columns only (0010)
+    cols = (
+        events.c.payload,
+        events.c.run_id,
+        events.c.event_id,
+        events.c.redactions,
+        events.c.plan_id,
+        events.c.step_id,
+        events.c.tool,
+    )
     where = sa.or_(*(_contains(conn, c, needle) for c in cols))
     return int(conn.execute(sa.select(sa.func.count()).where(where)).scalar() or 0)
 

@@ -120,7 +120,7 @@ class Appender(ABC):
             ]
         )
         return [
-            e if isinstance(e, EncodedEvent) else EncodedEvent.of(e, ref)
+            e if isinstance(e, EncodedEvent) else EncodedEvent.of(e, ref, omit_columns=True)
             for e, ref in zip(batch, refs, strict=True)
         ]
 

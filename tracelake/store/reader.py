@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine, Row
 
+from tracelake.store import column_keys
 from tracelake.store.connection import translate_errors
 from tracelake.store.records import TRACELAKE_SOURCE, StoredEvent, StoredHead
 from tracelake.store.redactions import CONTEXT_KEY, Contexts, stored_form
@@ -36,16 +37,21 @@ _SELECT = sa.select(
 
 
 def _events(contexts: Contexts, rows: Iterable[Row[Any]]) -> list[StoredEvent]:
-    """Rows as events, each interned ``trace_metadata`` put back into its payload (0009)."""
+    """Rows as events, each interned ``trace_metadata`` put back into its payload (0009), and
+    the keys the columns hold (0010, ``store.column_keys``)."""
     found = []
     wanted: list[tuple[dict[str, Any], int]] = []
     for row in rows:
         m = {**row._mapping}
         if m["recorded_at"].tzinfo is None:
             m["recorded_at"] = m["recorded_at"].replace(tzinfo=UTC)
-        redactions, ref = stored_form(m["redactions"])
-        if ref is not None:
+        redactions, ref, omitted = stored_form(m["redactions"])
+        if ref is not None or omitted:
             m["redactions"] = redactions
+        if omitted:
+            columns = (m["type"], m["plan_id"], m["step_id"], m["tool"])
+            m["payload"] = column_keys.restore(m["payload"], omitted, columns)
+        if ref is not None:
             wanted.append((m, ref))
         found.append(m)
     if wanted:

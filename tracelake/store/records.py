@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from tracelake.codec import dumps
+from tracelake.store import column_keys
 
 # The source of tracelake's own runs in the log (suggestion decisions, erasure receipts): the one
 # home of this name (``run_identity`` re-exports it for the writers and readers above the store).
@@ -71,6 +72,9 @@ class EncodedEvent:
     # appender interns it and references it from redactions_json; content_hash is always
     # over the whole payload). None: payload_json is the whole payload.
     context_json: bytes | None = None
+    # The mask of the top-level keys left out of payload_json because the columns hold them
+    # (``store.column_keys``) that redactions_json does not mark yet (the appender marks them).
+    omitted: int = 0
 
     @property
     def key(self) -> tuple[str, int]:
@@ -82,21 +86,34 @@ class EncodedEvent:
             raise ValueError("an event without seq needs an event_id (for idempotent retries)")
 
     @classmethod
-    def of(cls, event: NewEvent | EncodedEvent, redactions_json: str | None = "") -> EncodedEvent:
+    def of(
+        cls,
+        event: NewEvent | EncodedEvent,
+        redactions_json: str | None = "",
+        omit_columns: bool = False,
+    ) -> EncodedEvent:
         """*event* encoded; its redactions as given (the appender passes the compact form),
-        or with the default, as the event has them."""
+        or with the default, as the event has them. With *omit_columns* (the appender, which
+        then marks them: ``store.redactions.compact``) the payload keys the columns hold are
+        left out of ``payload_json`` (``store.column_keys``); the hash is over the whole."""
         if isinstance(event, EncodedEvent):
             return event
         if redactions_json == "":
             redactions_json = None if event.redactions is None else dumps(event.redactions)
-        payload_json = dumps(event.payload)
+        payload_json = stored_json = dumps(event.payload)
+        omitted = 0
+        if omit_columns:
+            columns = (event.type, event.plan_id, event.step_id, event.tool)
+            omitted = column_keys.omitted(event.payload, columns)
+            if omitted:
+                stored_json = dumps(column_keys.without(event.payload, omitted))
         return cls(
             run_id=event.run_id,
             seq=event.seq,
             type=event.type,
             source=event.source,
             recorded_at=event.recorded_at,
-            payload_json=payload_json,
+            payload_json=stored_json,
             content_hash=hash_payload(payload_json.encode("utf-8")),
             redactions_json=redactions_json,
             event_id=event.event_id,
@@ -104,6 +121,7 @@ class EncodedEvent:
             step_id=event.step_id,
             tool=event.tool,
             collection_id=event.collection_id,
+            omitted=omitted,
         )
 
 

@@ -21,6 +21,9 @@ Since migration 0009 the same column also references the event's interned ``trac
 (``{"r": <report id>, "t": <context id>}``, see :func:`split_context` and ``trace_contexts``):
 graph-tool-call repeats the run's whole ``trace_metadata`` (~330 bytes as jsonb) in every event,
 so each distinct one is stored once and the reader puts it back (``store.reader``).
+
+Since migration 0010 it also says which top-level payload keys were left out because the row's
+indexed columns hold them (``"c"``, see ``store.column_keys``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake import codec
+from tracelake.store import column_keys
+from tracelake.store.column_keys import MARK
 from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.records import EncodedEvent
 from tracelake.store.schema import redaction_reports, trace_contexts
@@ -181,18 +186,24 @@ def split_context(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes | None
     return rest, codec.dumps_bytes(meta)
 
 
-def split_encoded(payload: dict[str, Any], whole: bytes) -> tuple[bytes, bytes | None]:
-    """:func:`split_context` given the payload's JSON *whole* too: when ``trace_metadata`` is
-    the last key (graph-tool-call writes it last) the stored JSON is cut out of *whole*
-    instead of encoding the payload again."""
+def split_encoded(
+    payload: dict[str, Any], whole: bytes, omitted: int = 0
+) -> tuple[bytes, bytes | None]:
+    """:func:`split_context` given the payload's JSON *whole* too, also leaving out the keys in
+    *omitted* (``store.column_keys``): when only ``trace_metadata`` goes and it is the last key
+    (graph-tool-call writes it last) the stored JSON is cut out of *whole* instead of encoding
+    the payload again."""
     meta = payload.get(CONTEXT_KEY)
     if not isinstance(meta, dict) or not meta:
-        return whole, None
+        if not omitted:
+            return whole, None
+        return codec.dumps_bytes(column_keys.without(payload, omitted)), None
     meta_json = codec.dumps_bytes(meta)
-    tail = b',"trace_metadata":' + meta_json + b"}"
-    if len(payload) > 1 and whole.endswith(tail):
-        return whole[: -len(tail)] + b"}", meta_json
-    rest = {k: v for k, v in payload.items() if k != CONTEXT_KEY}
+    if not omitted:
+        tail = b',"trace_metadata":' + meta_json + b"}"
+        if len(payload) > 1 and whole.endswith(tail):
+            return whole[: -len(tail)] + b"}", meta_json
+    rest = column_keys.without(payload, omitted, CONTEXT_KEY)
     return codec.dumps_bytes(rest), meta_json
 
 
@@ -204,30 +215,42 @@ def split_context_json(payload_json: str) -> tuple[str, bytes | None]:
     return (payload_json, None) if meta is None else (codec.dumps(rest), meta)
 
 
-def with_context(ref_json: str | None, context_id: int | None) -> str | None:
-    """The ``events.redactions`` JSON with a reference to the event's interned context."""
-    if context_id is None:
+def with_context(ref_json: str | None, context_id: int | None, omitted: int = 0) -> str | None:
+    """The ``events.redactions`` JSON with a reference to the event's interned context and
+    the mark of the payload keys its columns hold (``store.column_keys``)."""
+    extra = []
+    if context_id is not None:
+        extra.append(f'"{CONTEXT}":{context_id}')
+    if omitted:
+        extra.append(f'"{MARK}":"{column_keys.mark(omitted)}"')
+    if not extra:
         return ref_json
     if ref_json is None:
-        return codec.dumps({CONTEXT: context_id})
-    return f'{ref_json[:-1]},"{CONTEXT}":{context_id}}}'
+        return "{" + ",".join(extra) + "}"
+    return ref_json[:-1] + "," + ",".join(extra) + "}"
 
 
-def stored_form(stored: Any) -> tuple[Any, int | None]:
-    """(the redactions as readers see them, the context id) of an ``events.redactions``."""
-    if isinstance(stored, dict) and CONTEXT in stored and set(stored) <= {REF, CONTEXT}:
-        ref = stored[CONTEXT]
+def stored_form(stored: Any) -> tuple[Any, int | None, int]:
+    """(the redactions as readers see them, the context id, the mask of the payload keys left
+    out for the columns) of an ``events.redactions``."""
+    if (
+        isinstance(stored, dict)
+        and (CONTEXT in stored or MARK in stored)
+        and set(stored) <= {REF, CONTEXT, MARK}
+    ):
+        ref = stored.get(CONTEXT)
         rest = {REF: stored[REF]} if REF in stored else None
-        return rest, ref if isinstance(ref, int) else None
-    return stored, None
+        return rest, ref if isinstance(ref, int) else None, column_keys.mask_of(stored.get(MARK))
+    return stored, None, 0
 
 
 def compact(contexts: Contexts, batch: list[EncodedEvent]) -> list[EncodedEvent]:
-    """Each event's ``trace_metadata`` interned and referenced (the appender's last step):
-    taken out of the payload here unless its encoder (the ingest workers) did it already."""
+    """Each event's ``trace_metadata`` interned and referenced, and the keys its encoder left
+    out for the columns marked (the appender's last step): ``trace_metadata`` is taken out of
+    the payload here unless its encoder (the ingest workers) did it already."""
 
     def has(e: EncodedEvent) -> bool:
-        return e.context_json is not None or _CONTEXT_MARK in e.payload_json
+        return e.context_json is not None or e.omitted != 0 or _CONTEXT_MARK in e.payload_json
 
     split = [_split(e) for e in batch if has(e)]
     if not split:
@@ -238,13 +261,18 @@ def compact(contexts: Contexts, batch: list[EncodedEvent]) -> list[EncodedEvent]
     for e in batch:
         if has(e):
             e, ref = next(found), next(ids)
-            e = replace(e, redactions_json=with_context(e.redactions_json, ref), context_json=None)
+            e = replace(
+                e,
+                redactions_json=with_context(e.redactions_json, ref, e.omitted),
+                context_json=None,
+                omitted=0,
+            )
         out.append(e)
     return out
 
 
 def _split(e: EncodedEvent) -> EncodedEvent:
-    if e.context_json is not None:
+    if e.context_json is not None or _CONTEXT_MARK not in e.payload_json:
         return e
     payload_json, context = split_context_json(e.payload_json)
     return e if context is None else replace(e, payload_json=payload_json, context_json=context)
