@@ -175,7 +175,8 @@ failure_taxonomy = Table(
     Column("reason", Text, nullable=False),
     Column("detail", Text, nullable=False),  # snake_case sub-code of the reason (0006)
     Column("retryable", Boolean, nullable=False),
-    Column("operator_action", Text, nullable=False),
+    # operator_action is a function of the reason: stored once per reason in failure_actions
+    # (0011) and joined back by v_failure_taxonomy
     Column("http_status", Integer, nullable=True),
     Column("exception_type", Text, nullable=True),
     Column("error_kind", Text, nullable=True),
@@ -184,6 +185,15 @@ failure_taxonomy = Table(
     Column("recorded_at", Timestamp, nullable=False),
     Index(None, "run_id"),
     Index(None, "reason"),
+)
+
+# What an operator should do about each failure reason (0011; written by the failure_taxonomy
+# projection from runners.failure_reasons), once per reason instead of once per failure row.
+failure_actions = Table(
+    "failure_actions",
+    metadata,
+    Column("reason", Text, primary_key=True),
+    Column("operator_action", Text, nullable=False),
 )
 
 tool_calls = Table(
