@@ -215,3 +215,33 @@ def test_personal_data_in_a_label_field_is_replaced(scrubber: Scrubber, locale: 
     kept = {"type": "step.started", "plan_id": "p", "step_id": "s1", "tool": "getOrderDetail"}
     kept |= {"stage": "runner", "status": "ok"}
     assert scrubber.scrub_event("graph_tool_call", "step.started", kept).payload == kept
+
+
+@pytest.mark.parametrize("locale", ["en_US", "ko_KR", "de_DE", "ja_JP"])
+@pytest.mark.parametrize("sep", ["_", "\u2013", "\u2014", "\uff0d", "\u2011", "\u2212", "\u00b7"])
+def test_digit_groups_joined_by_other_separators_are_replaced(
+    scrubber: Scrubber, locale: str, sep: str
+) -> None:
+    # found by the fresh-context attack: 010_8792_1742 and 4180\u20139679\u20132908\u20131002 were stored
+    fake = Faker(locale)
+    phone = "".join(c for c in fake.phone_number() if c.isdigit())[:11]
+    card = "".join(c for c in fake.credit_card_number() if c.isdigit())
+    grouped_phone = sep.join(phone[i : i + 4] for i in range(0, len(phone), 4))
+    grouped_card = sep.join(card[i : i + 4] for i in range(0, len(card), 4))
+    text = f"고객 연락처 {grouped_phone}, card {grouped_card} was declined"
+    event = {"type": "step.failed", "plan_id": "p", "step_id": "s", "tool": "t"}
+    out = scrubber.scrub_event("graph_tool_call", "step.failed", event | {"error": text}).payload
+    line = '{"type": "x", "note": "' + text + '", BROKEN'  # a quarantined line's preview
+    for stored in (json.dumps(out, ensure_ascii=False), scrubber.scrub_text(line)):
+        assert grouped_phone not in stored and grouped_card not in stored, (locale, stored)
+
+
+@pytest.mark.parametrize("prefix", ["HTTP 400 Bad Request: ", "invalid request: ", "see ticket "])
+def test_a_phone_after_an_error_phrase_is_not_taken_for_an_id(
+    scrubber: Scrubber, prefix: str
+) -> None:
+    # found by the fresh-context attack: 'Bad Request: +31(0)696 851290' was stored
+    fake = Faker("en_GB")
+    phone = "+44 " + "".join(c for c in fake.phone_number() if c.isdigit())[1:]
+    out = scrubber.scrub_text(f"{prefix}{phone}")
+    assert phone not in out and "".join(phone.split()) not in out, out

@@ -51,14 +51,14 @@ RECENT_YEARS = 5
 _DIGIT_RUN = re.compile(
     r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_./])"
     r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?(?:[-.]\s?)?)?\d+"  # (0479)-305966
-    r"(?:(?:\s?[-./]\s?|\s|\s?\(\d{1,4}\)\s?(?:[-.]\s?)?|\)\s?)\d+)*"
+    r"(?:(?:\s?[-./_\u00b7\u2010-\u2015\u2212\uff0d]\s?|\s|\s?\(\d{1,4}\)\s?(?:[-.]\s?)?|\)\s?)\d+)*"
     r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
     r"(?![A-Za-z0-9_])"
 )
 _ID_LABEL = re.compile(
     r"(?i:(?:주문|송장|운송장|배송|택배|상품|클레임|반품|교환|환불|결제|승인|영수증|거래|요청|접수|"
     r"쿠폰|invoice|order|tracking|waybill|shipment|parcel|claim|delivery|refund|return|goods|"
-    r"product|item|sku|transaction|txn|receipt|reference|ref|request|ticket|case)"
+    r"product|item|sku|transaction|txn|receipt|reference|ref|(?<!bad )(?<!invalid )request|ticket|case)"
     r"\s*(?:번호|no\.?|number|num|id|#|code)?\s*[:#=]?\s*)$"
 )
 _PII_WORD = re.compile(
@@ -124,7 +124,12 @@ def _digit_spans(text: str, out: list[Span]) -> None:
             continue  # a date or timestamp: the date rule decides
         start = match.start()
         before = text[max(0, start - 24) : start]
-        if before and _ID_LABEL.search(before[-16:]) and not _PII_WORD.search(before):
+        if (
+            before
+            and run[0] != "+"  # +44 161 ...: an international phone number, never an id
+            and _ID_LABEL.search(before[-16:])
+            and not _PII_WORD.search(before)
+        ):
             continue
         out.append((start, start + len(run), _digit_entity(run, digits, before)))
 
@@ -202,7 +207,9 @@ def _cjk_entity(run: str) -> str:
 
 # -- the pass -------------------------------------------------------------------------------
 _ADDRESS_HINT = re.compile(r"[시도군구동로길]\s|\[ADDRESS\]")
-_HAS_DIGIT7 = re.compile(r"\d[\d\s().+/-]{5,}\d")
+# the separators of _DIGIT_RUN: ASCII ones, underscore, Unicode dashes and minus, full-width
+# hyphen, middle dot (010_8792_1742, 4180\u20139679\u20132908\u20131002)
+_HAS_DIGIT7 = re.compile(r"\d[\d\s().+/_\u00b7\u2010-\u2015\u2212\uff0d-]{5,}\d")
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
     r"[=]|://|%40|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
