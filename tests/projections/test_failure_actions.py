@@ -3,6 +3,8 @@ v_failure_taxonomy joins it back; the downgrade puts the column back, filled (bo
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 from tests.ingest.helpers import ingest_bytes
@@ -12,7 +14,7 @@ from tracelake.runners.failure_reasons import REASONS
 from tracelake.store import Store
 
 
-def _rows(store: Store, sql: str) -> list[tuple[object, ...]]:
+def _rows(store: Store, sql: str) -> list[tuple[Any, ...]]:
     with store.reading() as conn:
         return [tuple(r) for r in conn.execute(sa.text(sql))]
 

@@ -245,3 +245,36 @@ def test_a_phone_after_an_error_phrase_is_not_taken_for_an_id(
     phone = "+44 " + "".join(c for c in fake.phone_number() if c.isdigit())[1:]
     out = scrubber.scrub_text(f"{prefix}{phone}")
     assert phone not in out and "".join(phone.split()) not in out, out
+
+
+def _html(value: str) -> str:
+    return "".join(f"&#{ord(c)};" if c in "@.0123456789" else c for c in value)
+
+
+def _full_width(value: str) -> str:
+    return "".join(
+        chr(ord(c) + 0xFEE0) if (c.isalnum() and c.isascii()) or c == "@" else c for c in value
+    )
+
+
+@pytest.mark.parametrize("locale", ["en_US", "ko_KR", "ja_JP", "fr_FR"])
+def test_e_mails_in_url_paths_and_written_as_entities_or_full_width_are_replaced(
+    scrubber: Scrubber, locale: str
+) -> None:
+    # found by the fresh-context attack: GET /api/v1/users/x@y.org/profile, escott&#64;...,
+    # escott\uff20... and &#48;&#49;&#48;... were stored (640 of 640, 160 of 160 each)
+    fake = Faker(locale)
+    email = fake.email()
+    phone = "010-" + fake.numerify("####-####")
+    texts = [
+        f"GET https://{fake.domain_word()}.internal/customers/{email}/orders failed",
+        f"curl http://crm-svc:8080/lookup?q={email}",
+        f"GET /api/v1/users/{email}/profile",
+        f"contact {_html(email)} or {_html(phone)}",
+        f"연락처 {_full_width(email)} / {_full_width(phone)}",
+    ]
+    for text in texts:
+        out = scrubber.scrub_text(text)
+        for value in (email, phone, _html(email), _full_width(email), _full_width(phone)):
+            assert value not in out, (text, out)
+        assert "[EMAIL_ADDRESS]" in out or "[PHONE_NUMBER]" in out, out

@@ -68,6 +68,13 @@ _PSEUDONYM_RE = re.compile(r"psn_[0-9a-f]{20,24}")
 IPV6_RE = r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![0-9A-Fa-f])"
 
 
+# An e-mail address by its own shape, beside presidio's recognizer: presidio's local part may
+# hold "/", "?" and "=", and it checks the match with tldextract, which reads
+# "users/x@y.org" as a URL whose host is "users" and rejects it, so an address in a URL path
+# or query (GET /api/v1/users/x@y.org/profile, ?q=x@y.org on an internal host) was kept.
+EMAIL_RE = r"(?<![\w.%+-])[\w.%+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[a-z]{2,24}(?![\w-])"
+
+
 def _mixed_enough(text: str) -> bool:
     """A long token looks like a secret only if it mixes letters and digits (not a word).
 
@@ -138,6 +145,7 @@ def _build() -> Any:
         KrBrnRecognizer(supported_language=LANGUAGE),
         KrDriverLicenseRecognizer(supported_language=LANGUAGE),
         KrPassportRecognizer(supported_language=LANGUAGE),
+        pattern("EMAIL_ADDRESS", EMAIL_RE, 0.9),
         pattern("JWT", JWT_RE, 0.95),
         pattern("BEARER_TOKEN", BEARER_RE, 0.9),
         pattern("AWS_ACCESS_KEY", AWS_KEY_RE, 0.95),

@@ -200,10 +200,30 @@ _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2
 _SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
 
 
+# Written forms that hide a value from the patterns but not from a reader: numeric HTML
+# character references (escott&#64;example.org, &#48;&#49;&#48;...) are decoded, and
+# full-width digits, Latin letters, "@" and the full-width hyphen read as their ASCII forms
+# (escott\uff20example.org); other full-width punctuation (CJK text) is left as written.
+_HTML_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));")
+_FULL_WIDTH = re.compile("[\uff0d\uff10-\uff19\uff20-\uff3a\uff41-\uff5a]")
+_FULL_TO_ASCII = {c: c - 0xFEE0 for c in (0xFF0D, *range(0xFF10, 0xFF1A), *range(0xFF20, 0xFF3B))}
+_FULL_TO_ASCII.update({c: c - 0xFEE0 for c in range(0xFF41, 0xFF5B)})
+
+
+def _html_char(match: re.Match[str]) -> str:
+    code = int(match.group(1), 16) if match.group(1) else int(match.group(2))
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match.group(0)
+
+
 def _visible(text: str) -> str:
-    """*text* as a reader sees it (see :data:`_INVISIBLE`); ASCII text is returned as is."""
+    """*text* as a reader sees it (see :data:`_INVISIBLE`, :data:`_HTML_REF`); ASCII text
+    without a character reference is returned as is."""
+    if "&#" in text:
+        text = _HTML_REF.sub(_html_char, text)
     if text.isascii():
         return text
+    if _FULL_WIDTH.search(text):
+        text = text.translate(_FULL_TO_ASCII)
     return _SPACES.sub(" ", _INVISIBLE.sub("", text))
 
 
