@@ -278,3 +278,23 @@ def test_e_mails_in_url_paths_and_written_as_entities_or_full_width_are_replaced
         for value in (email, phone, _html(email), _full_width(email), _full_width(phone)):
             assert value not in out, (text, out)
         assert "[EMAIL_ADDRESS]" in out or "[PHONE_NUMBER]" in out, out
+
+
+@pytest.mark.parametrize(
+    "locale", ["ar_SA", "he_IL", "th_TH", "hi_IN", "fa_IR", "bn_BD", "ka_GE", "am_ET", "ta_IN"]
+)
+def test_names_and_addresses_in_scripts_without_letter_case_are_replaced(
+    scrubber: Scrubber, locale: str
+) -> None:
+    # found by the fresh-context attack: Arabic, Hebrew, Thai, Hindi, Persian, Bengali and
+    # Georgian names were stored (160 of 160 each): no capital marks a name in these scripts
+    fake = Faker(locale)
+    name, address = fake.name(), fake.address().replace("\n", " ")
+    text = f"Customer: {name} requested a refund to {address}"
+    event = {"type": "plan.started", "plan_id": "p", "goal": text}
+    out = scrubber.scrub_event("graph_tool_call", "plan.started", event).payload
+    line = '{"type": "x", "note": "' + text + '", BROKEN'  # a quarantined line's preview
+    for stored in (json.dumps(out, ensure_ascii=False), scrubber.scrub_text(line)):
+        for word in name.split() + [w for w in address.split() if not w.isdigit()]:
+            if len(word) > 1 and any(c.isalpha() and not c.isascii() for c in word):
+                assert word not in stored, (locale, word, stored)  # the script's words

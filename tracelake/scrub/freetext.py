@@ -205,6 +205,26 @@ def _cjk_entity(run: str) -> str:
     return "CJK_TEXT"
 
 
+# Scripts without letter case (Arabic, Hebrew, Thai, Lao, the Indic scripts, Sinhala,
+# Georgian, Ethiopic, Khmer, Myanmar): no capital marks a name, and no lexicon here covers
+# them, so a run of their letters (words joined by spaces) is not kept: up to three words is
+# taken for a name, a run with digits for an address, a longer one for text (fail closed).
+_UNCASED_CHARS = (
+    "\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\u0900-\u0dff\u0e00-\u0eff"
+    "\u1000-\u109f\u10a0-\u10ff\u1200-\u137f\u1780-\u17ff\ufb1d-\ufdff\ufe70-\ufefc"
+)
+_UNCASED = re.compile(
+    rf"[{_UNCASED_CHARS}]+(?:[\s'\u2019.\-]+\d{{0,6}}\s?[{_UNCASED_CHARS}]+|\s\d{{1,6}})*"
+)
+_HAS_UNCASED = re.compile(f"[{_UNCASED_CHARS}]")
+
+
+def _uncased_entity(run: str) -> str:
+    if any(c.isdigit() for c in run):
+        return "ADDRESS"
+    return "PERSON" if len(run.split()) <= 3 else "SCRIPT_TEXT"
+
+
 # -- the pass -------------------------------------------------------------------------------
 _ADDRESS_HINT = re.compile(r"[시도군구동로길]\s|\[ADDRESS\]")
 # the separators of _DIGIT_RUN: ASCII ones, underscore, Unicode dashes and minus, full-width
@@ -271,12 +291,14 @@ def _add_counts(
 
 
 def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
-    """The first pass: Korean addresses and Han/kana runs (dates in CJK text before them)."""
+    """The first pass: Korean addresses, Han/kana runs (dates in CJK text before them) and
+    runs of scripts without letter case."""
     if text.isascii():  # neither Hangul nor Han/kana
         return text, ()
     has_hangul = hangul.HANGUL_RUN.search(text) is not None
     has_cjk = _HAS_CJK.search(text) is not None
-    if not ((has_hangul and _ADDRESS_HINT.search(text)) or has_cjk):
+    has_uncased = _HAS_UNCASED.search(text) is not None
+    if not ((has_hangul and _ADDRESS_HINT.search(text)) or has_cjk or has_uncased):
         return text, ()
     spans: list[Span] = []
     if has_hangul:
@@ -285,6 +307,9 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         if _DIGIT.search(text):
             _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
         spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
+    if has_uncased:
+        found = _UNCASED.finditer(text)
+        spans.extend((m.start(), m.end(), _uncased_entity(m.group(0))) for m in found)
     if not spans:
         return text, ()
     return redact(text, spans)
