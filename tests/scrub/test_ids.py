@@ -298,3 +298,38 @@ def test_names_and_addresses_in_scripts_without_letter_case_are_replaced(
         for word in name.split() + [w for w in address.split() if not w.isdigit()]:
             if len(word) > 1 and any(c.isalpha() and not c.isascii() for c in word):
                 assert word not in stored, (locale, word, stored)  # the script's words
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "비밀번호 {v} 로 로그인",
+        "비번: {v}",
+        "암호: {v}",
+        "pwd {v}",
+        "password {v}",
+        "パスワード：{v}",
+        "密码: {v}",
+        "Passwort: {v}",
+        "mot de passe: {v}",
+        "contraseña: {v}",
+    ],
+)
+def test_a_password_announced_in_words_is_replaced(scrubber: Scrubber, template: str) -> None:
+    # found by the fresh-context attack: 비밀번호 eKXgzg2sye!, pwd ..., パスワード: ... were stored
+    fake = Faker()
+    secret = fake.password(length=12)
+    out = scrubber.scrub_text(template.format(v=secret))
+    assert secret not in out and "[CREDENTIAL]" in out, out
+    pin = fake.numerify("####")
+    assert pin not in scrubber.scrub_text(f"PIN {pin} 입력, OTP {pin}")
+
+
+def test_words_about_passwords_are_kept(scrubber: Scrubber) -> None:
+    for text in (
+        "password reset requested",
+        "the pin was reset",
+        "비밀번호 변경 완료",
+        "OTP 인증 실패",
+    ):
+        assert scrubber.scrub_text(text) == text

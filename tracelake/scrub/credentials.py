@@ -54,6 +54,32 @@ _PEM_KEY = re.compile(
 )
 
 
+# A secret announced by a word in prose, in several languages ("비밀번호 eKXgzg2sye!",
+# "PIN 033", "パスワード：abc12", "mot de passe: x"): after ":" / "=" any value, after a
+# space only one with a digit or a symbol ("password reset" keeps "reset").
+_SECRET_WORDS = (
+    r"(?:(?i:\b(?:password|passwd|passwort|pwd|pin|cvv|cvc|otp|senha|contrase\u00f1a|"
+    r"mot de passe|kennwort)\b)|비밀번호|비번|암호|인증번호|パスワード|暗証番号|密码|密碼|口令)"
+)
+_SECRET_WORD = re.compile(
+    _SECRET_WORDS + r"(?:[는은]|\s+(?:is|was))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
+    r"([^\s,;\"'<>]{3,64})"
+)
+SECRET_WORD_HINT = re.compile(_SECRET_WORDS)
+_SYMBOL_OR_DIGIT = re.compile(r"[\d\W_]")
+
+
+def secret_word_spans(text: str, out: list[Span]) -> None:
+    """The values announced by a secret word (:data:`_SECRET_WORD`)."""
+    for match in _SECRET_WORD.finditer(text):
+        value = match.group(2)
+        if value.startswith("[") or (
+            not match.group(1).strip() and not _SYMBOL_OR_DIGIT.search(value)
+        ):
+            continue  # a marker already, or a plain word after a space
+        out.append((match.start(2), match.end(2), "CREDENTIAL"))
+
+
 # (a literal the text must contain, the pattern, the entity)
 _LITERAL_GATED = (
     ("-----BEGIN", _PEM_KEY, "PRIVATE_KEY"),
@@ -67,6 +93,8 @@ def spans(text: str, out: list[Span]) -> None:
         if literal in text:
             out.extend((m.start(), m.end(), entity) for m in pattern.finditer(text))
     _hinted_spans(text, out)
+    if SECRET_WORD_HINT.search(text):
+        secret_word_spans(text, out)
     if "=" in text:
         for match in _QUERY_PARAM.finditer(text):
             kclass, entity = classify(match.group(2))

@@ -234,7 +234,8 @@ _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
     r"[=]|://|%40|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
     r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:|"
-    r"-----BEGIN"
+    r"-----BEGIN|비밀번호|비번|암호|인증번호|暗証番号|密码|密碼|口令|(?i:\b(?:pwd|pin|cvv|cvc|otp|senha|"
+    r"contrase\u00f1a|mot de passe|kennwort)\b)"
 )
 
 
@@ -307,6 +308,8 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         if _DIGIT.search(text):
             _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
         spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
+        if credentials.SECRET_WORD_HINT.search(text):  # パスワード：x, before the word is a run
+            credentials.secret_word_spans(text, spans)
     if has_uncased:
         found = _UNCASED.finditer(text)
         spans.extend((m.start(), m.end(), _uncased_entity(m.group(0))) for m in found)
