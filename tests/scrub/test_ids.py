@@ -333,3 +333,24 @@ def test_words_about_passwords_are_kept(scrubber: Scrubber) -> None:
         "OTP 인증 실패",
     ):
         assert scrubber.scrub_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        "pasaporte: ",
+        "paszport: ",
+        "pasaport: ",
+        "passaporto n. ",
+        "旅券番号: ",
+        "パスポート番号 ",
+        "护照号码 ",
+    ],
+)
+def test_a_passport_number_after_a_passport_word_of_another_language_is_replaced(
+    scrubber: Scrubber, label: str
+) -> None:
+    # found by the fresh-context attack: pasaporte/paszport/pasaport and 旅券番号 (116 of 160)
+    number = Faker().bothify("?########").upper()
+    out = scrubber.scrub_text(f"{label}{number} 확인")
+    assert number not in out and number[1:] not in out, out

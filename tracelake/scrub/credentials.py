@@ -36,8 +36,9 @@ _KEY_VALUE = re.compile(
 
 
 _PASSPORT = re.compile(
-    r"(?i:passport|passeport|reisepass|pasaporte|여권|旅券|パスポート|护照|護照)[^A-Za-z0-9]{0,24}"
-    r"(?:(?:no|number|num|nr|n°|번호)\.?[^A-Za-z0-9]{0,4})?([A-Z0-9]{1,3}[ -]?\d[A-Z0-9]{4,10})"
+    r"(?i:passport|passeport|reisepass|pasaporte|passaporto|passaporte|paszport|pasaport|paspoort|"
+    r"여권|旅券|パスポート|护照|護照)[^A-Za-z0-9]{0,24}"
+    r"(?:(?:no|number|num|nr|n°|n|번호)\.?[^A-Za-z0-9]{0,4})?([A-Z0-9]{1,3}[ -]?\d[A-Z0-9]{4,10})"
 )
 
 
@@ -106,9 +107,7 @@ def spans(text: str, out: list[Span]) -> None:
 
 def _hinted_spans(text: str, out: list[Span]) -> None:
     """Passport numbers, provider keys and URL credentials, each behind its cheap hint."""
-    if _PASSPORT_HINT.search(text):
-        for match in _PASSPORT.finditer(text):
-            out.append((match.start(1), match.end(1), "PASSPORT"))
+    passport_spans(text, out)
     if API_HINT.search(text):
         for match in _API_KEY.finditer(text):
             out.append((match.start(), match.end(), "API_KEY"))
@@ -127,7 +126,18 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
             out.append((match.start(2), match.end(2), "CREDENTIAL"))
 
 
-_PASSPORT_HINT = re.compile(r"[Pp]ass|PASS|[Rr]eisepass|여권|旅券|パスポート|护照|護照")
+_PASSPORT_HINT = re.compile(
+    r"(?i:pas[sz]|pasaport|paspoort)|[Rr]eisepass|여권|旅券|パスポート|护照|護照"
+)
+
+
+def passport_spans(text: str, out: list[Span]) -> None:
+    """Passport numbers after a passport word (:data:`_PASSPORT`)."""
+    if _PASSPORT_HINT.search(text):
+        for match in _PASSPORT.finditer(text):
+            out.append((match.start(1), match.end(1), "PASSPORT"))
+
+
 API_HINT = re.compile(
     r"gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|hf_|SG\."
 )

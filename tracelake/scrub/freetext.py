@@ -233,7 +233,7 @@ _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/_\u00b7\u2010-\u2015\u2212\uff0d-]{5,}\d"
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
     r"[=]|://|%40|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
-    r"npm_|hf_|SG\.|[Pp]ass|PASS|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:|"
+    r"npm_|hf_|SG\.|[Pp]ass|PASS|(?i:pasaport|paszport|paspoort)|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:|"
     r"-----BEGIN|비밀번호|비번|암호|인증번호|暗証番号|密码|密碼|口令|(?i:\b(?:pwd|pin|cvv|cvc|otp|senha|"
     r"contrase\u00f1a|mot de passe|kennwort)\b)"
 )
@@ -308,8 +308,10 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         if _DIGIT.search(text):
             _date_spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
         spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
-        if credentials.SECRET_WORD_HINT.search(text):  # パスワード：x, before the word is a run
+        # パスワード：x, 旅券番号: J47713891: the value is found before its label becomes a run
+        if credentials.SECRET_WORD_HINT.search(text):
             credentials.secret_word_spans(text, spans)
+        credentials.passport_spans(text, spans)
     if has_uncased:
         found = _UNCASED.finditer(text)
         spans.extend((m.start(), m.end(), _uncased_entity(m.group(0))) for m in found)
