@@ -58,15 +58,15 @@ _PEM_KEY = re.compile(
 # A secret announced by a word in prose, in several languages ("비밀번호 eKXgzg2sye!",
 # "PIN 033", "パスワード：abc12", "mot de passe: x"): after ":" / "=" any value, after a
 # space only one with a digit or a symbol ("password reset" keeps "reset").
-_SECRET_WORDS = (
+SECRET_WORDS = (
     r"(?:(?i:\b(?:password|passwd|passwort|pwd|pin|cvv|cvc|otp|senha|contrase\u00f1a|"
     r"mot de passe|kennwort)\b)|비밀번호|비번|암호|인증번호|パスワード|暗証番号|密码|密碼|口令)"
 )
 _SECRET_WORD = re.compile(
-    _SECRET_WORDS + r"(?:[는은]|\s+(?:is|was))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
+    SECRET_WORDS + r"(?:[는은]|\s+(?:is|was))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
     r"([^\s,;\"'<>]{3,64})"
 )
-SECRET_WORD_HINT = re.compile(_SECRET_WORDS)
+SECRET_WORD_HINT = re.compile(SECRET_WORDS)
 _SYMBOL_OR_DIGIT = re.compile(r"[\d\W_]")
 
 
@@ -126,14 +126,14 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
             out.append((match.start(2), match.end(2), "CREDENTIAL"))
 
 
-_PASSPORT_HINT = re.compile(
+PASSPORT_HINT = re.compile(
     r"(?i:pas[sz]|pasaport|paspoort)|[Rr]eisepass|여권|旅券|パスポート|护照|護照"
 )
 
 
 def passport_spans(text: str, out: list[Span]) -> None:
     """Passport numbers after a passport word (:data:`_PASSPORT`)."""
-    if _PASSPORT_HINT.search(text):
+    if PASSPORT_HINT.search(text):
         for match in _PASSPORT.finditer(text):
             out.append((match.start(1), match.end(1), "PASSPORT"))
 

@@ -231,11 +231,16 @@ _ADDRESS_HINT = re.compile(r"[시도군구동로길]\s|\[ADDRESS\]")
 # hyphen, middle dot (010_8792_1742, 4180\u20139679\u20132908\u20131002)
 _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/_\u00b7\u2010-\u2015\u2212\uff0d-]{5,}\d")
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
+# a superset of what credentials.spans can find: its own hints, so the word lists live there
 _TRIGGERS = re.compile(
-    r"[=]|://|%40|gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
-    r"npm_|hf_|SG\.|[Pp]ass|PASS|(?i:pasaport|paszport|paspoort)|여권|旅券|パスポート|护照|護照|(?i:token|secret|key|pwd|auth)[ \t]*:|"
-    r"-----BEGIN|비밀번호|비번|암호|인증번호|暗証番号|密码|密碼|口令|(?i:\b(?:pwd|pin|cvv|cvc|otp|senha|"
-    r"contrase\u00f1a|mot de passe|kennwort)\b)"
+    "|".join(
+        (
+            r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|auth)[ \t]*:",
+            credentials.API_HINT.pattern,
+            credentials.PASSPORT_HINT.pattern,
+            credentials.SECRET_WORDS,
+        )
+    )
 )
 
 

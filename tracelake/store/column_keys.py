@@ -54,10 +54,7 @@ def mark(mask: int) -> str:
 
 def mask_of(value: Any) -> int:
     """The mask a stored ``"c"`` value stands for (0 for anything that is not a mark)."""
-    if isinstance(value, str) and len(value) == 1:
-        found = _HEX.find(value)
-        return found if found > 0 else 0
-    return 0
+    return max(_HEX.find(value), 0) if isinstance(value, str) and len(value) == 1 else 0
 
 
 def restore(payload: dict[str, Any], mask: int, columns: Columns) -> dict[str, Any]:
