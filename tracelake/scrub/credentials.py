@@ -22,11 +22,11 @@ from tracelake.scrub.keys import KeyClass, classify, is_quantity
 Span = tuple[int, int, str]
 
 _API_KEY = re.compile(
-    r"(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
+    r"(?i)(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
     r"sk_(?:live|test)_|rk_(?:live|test)_|pk_(?:live|test)_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
     r"npm_|hf_|SG\.)[A-Za-z0-9_\-.]{12,}"
 )
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]*(?::[^/\s@]*)?@")
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # "password=hunter2", "token: abc" at the start of a text or after a space or bracket
@@ -60,7 +60,9 @@ _PEM_KEY = re.compile(
 # space only one with a digit or a symbol ("password reset" keeps "reset").
 SECRET_WORDS = (
     r"(?:(?i:\b(?:password|passwd|passwort|pwd|pin|cvv|cvc|otp|senha|contrase\u00f1a|"
-    r"mot de passe|kennwort)\b)|비밀번호|비번|암호|인증번호|パスワード|暗証番号|密码|密碼|口令)"
+    r"mot de passe|kennwort|api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|"
+    r"(?:auth|access|refresh|bearer|api)[ _-]?token|token|secret)\b)"
+    r"|비밀번호|비번|암호|인증번호|토큰|パスワード|暗証番号|密码|密碼|口令)"
 )
 _SECRET_WORD = re.compile(
     SECRET_WORDS + r"(?:[는은]|\s+(?:is|was))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
@@ -103,6 +105,8 @@ def spans(text: str, out: list[Span]) -> None:
                 out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
     if "=" in text or ":" in text:
         _key_value_spans(text, out)
+    if " -" in text or text.startswith("-"):
+        cli_password_spans(text, out)
 
 
 def _hinted_spans(text: str, out: list[Span]) -> None:
@@ -114,6 +118,29 @@ def _hinted_spans(text: str, out: list[Span]) -> None:
     if "://" in text:
         for match in _URL_USERINFO.finditer(text):
             out.append((match.end(1), match.end(), "URL_CREDENTIAL"))
+
+
+# A password given on a command line: --password=x, --password x, -p x for sshpass, and the
+# glued -px of mysql/mariadb clients (mysql -uroot -pS3cret db); PGPASSWORD=x is a key=value.
+_CLI_PASSWORD = re.compile(
+    r"(?<!\S)--?(?i:password|passwd|pass|pwd)(?:=|\s+)([^\s\"']{1,128})"
+    r"|(?<!\S)-p([^\s\"']{3,128})"
+    r"|(?<!\S)(?:-u|--user)\s*([^\s:\"']+:[^\s\"']+)"  # curl -u user:password
+    r"|(?i:sshpass)\s+-p\s*([^\s\"']+)"
+)
+_CLI_HINT = re.compile(r"(?i:mysql|mariadb|mysqldump|mysqladmin)|(?<!\S)-u\S")
+
+
+def cli_password_spans(text: str, out: list[Span]) -> None:
+    """Passwords on a command line (:data:`_CLI_PASSWORD`); ``-p`` glued to its value only
+    in a MySQL/MariaDB/sshpass command or next to ``-u`` (elsewhere ``-p8080`` is a port)."""
+    glued_ok = _CLI_HINT.search(text) is not None
+    for match in _CLI_PASSWORD.finditer(text):
+        for group in (1, 3, 4):
+            if match.group(group) is not None:
+                out.append((match.start(group), match.end(group), "CREDENTIAL"))
+        if match.group(2) is not None and glued_ok:
+            out.append((match.start(2), match.end(2), "CREDENTIAL"))
 
 
 def _key_value_spans(text: str, out: list[Span]) -> None:
@@ -139,7 +166,8 @@ def passport_spans(text: str, out: list[Span]) -> None:
 
 
 API_HINT = re.compile(
-    r"gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|hf_|SG\."
+    r"(?i:gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|"
+    r"hf_|SG\.)"
 )
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9]{20,}")
 

@@ -215,11 +215,35 @@ def _html_char(match: re.Match[str]) -> str:
     return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else match.group(0)
 
 
+# JSON escapes left in a text (kim\u0040example.org, a payload quoted twice) and the
+# percent-encoded separators of a number or an address in a URL (%2B82%2010%201234%205678,
+# 2001%3Adb8%3A%3A1) read as the characters they stand for.
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_PERCENT = re.compile(
+    r"%2[Bb](?=\d)|(?<=\d)%20(?=[\d+(])|(?<=\d)%2[Dd](?=\d)|(?<=[0-9A-Fa-f])%3[Aa](?=[0-9A-Fa-f%])"
+)
+_PERCENT_CHAR = {"2b": "+", "20": " ", "2d": "-", "3a": ":"}
+
+
+def _json_char(match: re.Match[str]) -> str:
+    code = int(match.group(1), 16)
+    return match.group(0) if 0xD800 <= code <= 0xDFFF or code < 0x20 else chr(code)
+
+
+def _percent_char(match: re.Match[str]) -> str:
+    return _PERCENT_CHAR[match.group(0)[1:].lower()]
+
+
 def _visible(text: str) -> str:
-    """*text* as a reader sees it (see :data:`_INVISIBLE`, :data:`_HTML_REF`); ASCII text
-    without a character reference is returned as is."""
+    """*text* as a reader sees it (see :data:`_INVISIBLE`, :data:`_HTML_REF`,
+    :data:`_JSON_ESCAPE`, :data:`_PERCENT`); ASCII text without a character reference or an
+    escape is returned as is."""
     if "&#" in text:
         text = _HTML_REF.sub(_html_char, text)
+    if "\\u" in text:
+        text = _JSON_ESCAPE.sub(_json_char, text)
+    if "%" in text:
+        text = _PERCENT.sub(_percent_char, text)
     if text.isascii():
         return text
     if _FULL_WIDTH.search(text):

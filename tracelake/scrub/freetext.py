@@ -29,7 +29,7 @@ import re
 from collections import Counter
 from datetime import UTC, datetime
 
-from tracelake.scrub import credentials, hangul, latin
+from tracelake.scrub import credentials, email_forms, hangul, latin, national_ids
 
 Span = tuple[int, int, str]
 
@@ -110,7 +110,32 @@ _NON_DIGIT = re.compile(r"\D")
 _RECENT_YMD = re.compile(r"20[1-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d)")
 
 
+# A phone number glued to its label (HP.010-2345-6789, Tel:+44 20 7946 0958, No.010...):
+# the digit-run rule keeps runs glued to a word (ids such as ORD-20260725-0001), so these
+# labels are named.
+_GLUED_PHONE = re.compile(
+    r"(?<![A-Za-z])(?i:hp|tel|t\u00e9l|ph|phone|mob|mobile|cell|fax|no|nr|num|contact|call|"
+    r"whatsapp|wa|kakao|line|m|t|p)[-_./:]"
+    r"((?:\+\s?)?\(?\d[\d\s().\-]{5,}\d)(?![A-Za-z0-9_])"
+)
+
+
+def _glued_phone_spans(text: str, out: list[Span]) -> None:
+    for match in _GLUED_PHONE.finditer(text):
+        if len(_NON_DIGIT.sub("", match.group(1))) >= 7:
+            out.append((match.start(1), match.end(1), "PHONE_NUMBER"))
+
+
+def _recent_date_first(run: str, digits: str) -> bool:
+    """*run* starts with a date of the last RECENT_YEARS years (or next year): an order or
+    delivery number. Older dates are not (a Yugoslav JMBG starts with a birth date), nor
+    later ones (a Polish PESEL of 2028-09-02 is a birth date written YYMMDD)."""
+    match = (_DATE_PREFIX.fullmatch(digits) if digits == run else None) or _RECENT_YMD.match(run)
+    return match is not None and _OLD_BEFORE <= int(run[:4]) <= _THIS_YEAR + 1
+
+
 def _digit_spans(text: str, out: list[Span]) -> None:
+    _glued_phone_spans(text, out)
     for match in _DIGIT_RUN.finditer(text):
         run = match.group(0).rstrip(" -./")
         if len(run) < 7:
@@ -118,7 +143,7 @@ def _digit_spans(text: str, out: list[Span]) -> None:
         digits = _NON_DIGIT.sub("", run)
         if len(digits) < 7:
             continue
-        if (digits == run and _DATE_PREFIX.fullmatch(digits)) or _RECENT_YMD.match(run):
+        if _recent_date_first(run, digits):
             continue  # an id that starts with a recent date (20260725123, 20260725-001)
         if _DATE_SHAPE.fullmatch(run):
             continue  # a date or timestamp: the date rule decides
@@ -185,8 +210,8 @@ def _date_spans(text: str, out: list[Span]) -> None:
 # -- scripts --------------------------------------------------------------------------------
 _CJK_CHARS = latin.CJK_CHARS
 _CJK = re.compile(
-    rf"(?:\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:(?:[\d\-－]{{1,6}}|\s|[A-Za-z])[{_CJK_CHARS}]+)*"
-    rf"(?:\s?[A-Za-z]?\d{{1,7}})?"
+    rf"(?:(?<!\d)\d{{1,7}}\s?)?[{_CJK_CHARS}]+(?:(?:[\d\-－]{{1,6}}|\s|[A-Za-z])[{_CJK_CHARS}]+)*"
+    rf"(?:\s?[A-Za-z]?\d{{1,7}}(?:[-－]\d{{1,7}}){{0,3}}(?!\d))?"
 )
 _HAS_CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_ADDRESS = re.compile(r"[省市区區县縣镇鎮乡鄉村路街道巷弄号號楼樓座都府県郡町丁目番地]|\d")
@@ -235,7 +260,8 @@ _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
     "|".join(
         (
-            r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|auth)[ \t]*:",
+            r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth)[ \t]*:",
+            r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass)",
             credentials.API_HINT.pattern,
             credentials.PASSPORT_HINT.pattern,
             credentials.SECRET_WORDS,
@@ -269,8 +295,11 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
         _date_spans(text, spans)
         if _HAS_DIGIT7.search(text):
             _digit_spans(text, spans)
+        national_ids.spans(text, spans)
     if _TRIGGERS.search(text):
         credentials.spans(text, spans)
+    if email_forms.HINT.search(text):
+        email_forms.spans(text, spans)
     if not text.isascii() and hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if names and (" " in text or "\n" in text) and _UPPER.search(text):
@@ -285,7 +314,11 @@ def _plain_token(text: str) -> bool:
     """A short ASCII word or a code identifier: no fail-closed rule can fire on it."""
     if len(text) < 7 and text.isascii() and " " not in text:
         return True
-    return _ID_TOKEN.fullmatch(text) is not None and credentials.API_HINT.search(text) is None
+    return (
+        _ID_TOKEN.fullmatch(text) is not None
+        and credentials.API_HINT.search(text) is None
+        and _GLUED_PHONE.search(text) is None
+    )
 
 
 def _add_counts(

@@ -28,13 +28,22 @@ _SEPARATORS = re.compile(r"[-_.\s]")
 # LLM usage counters (prompt_tokens, completion_tokens_details, max_tokens) are counts.
 _TOKEN_COUNTS = re.compile(r".*tokens(?:details)?$|^maxtokens?$|^tokencount$|^numtokens$")
 _CREDENTIAL = re.compile(
-    r"authorization|cookie|token|apikey|secret|passw(?:or)?d|^pwd$|passphrase|credential|"
+    r"authorization|cookie|token(?!iz)|apikey|secret|passw(?:or)?d|^pwd$|^pw$|(?<!by)(?<!com)pass$|"
+    r"passcode|passkey|passphrase|credential|"
     r"privatekey|accesskey|signature|^session$|sessioncookie|sessiontoken|sessionkey|csrf|xsrf|"
     r"^otp$|otpcode|^pin$|pincode|^cvc$|^cvv$|securitycode|clientsecret|^auth$|^jwt$"
 )
 _PSEUDONYM = re.compile(
     r"^x?(?:user|usr|member|mbr|customer|cust|buyer|orderer|ordr|login|"
     r"session|visitor|device|client)(?:id|no|num|number|key|seq)$|^(?:account|acct)id$|^sid$|^uid$"
+)
+# A credential key that names a property of the credential, not the credential
+# (token_type, cookie_path, signature_version, auth_method, secret_name, password_policy):
+# its value is scanned as text, which still finds any credential inside it.
+_CREDENTIAL_PROPERTY = re.compile(
+    r"(?:type|kind|method|scheme|alg|algorithm|version|format|name|path|domain|endpoint|url|uri|"
+    r"provider|policy|header|mode|strategy|field|param|samesite|secure|httponly|source|status|"
+    r"issuer|audience|scope|scopes|usage|enabled|required)$"
 )
 # Person-data keys. Entity name is the marker the value is replaced with.
 _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -193,6 +202,13 @@ def normalize(key: str) -> str:
     return _SEPARATORS.sub("", key).lower()
 
 
+def _credential_class(norm: str) -> tuple[KeyClass, str]:
+    # a key naming a property of a credential is not one (_CREDENTIAL_PROPERTY)
+    if _CREDENTIAL_PROPERTY.search(norm) and not _CREDENTIAL.fullmatch(norm):
+        return KeyClass.PLAIN, ""
+    return KeyClass.CREDENTIAL, "CREDENTIAL"
+
+
 @lru_cache(maxsize=8192)
 def classify(key: str) -> tuple[KeyClass, str]:
     """``(KeyClass, entity)`` for *key*; entity is the marker used for PERSON/CREDENTIAL."""
@@ -206,7 +222,7 @@ def classify(key: str) -> tuple[KeyClass, str]:
     if _PSEUDONYM.search(norm):
         return KeyClass.PSEUDONYM, "PSEUDONYM"
     if _CREDENTIAL.search(norm):
-        return KeyClass.CREDENTIAL, "CREDENTIAL"
+        return _credential_class(norm)
     for pattern, entity in _PERSON:
         if pattern.search(norm):
             return KeyClass.PERSON, entity

@@ -48,6 +48,7 @@ cookie set bearer basic authorization content accept agent host origin referer l
 forwarded encoding length language control cache allow vary expect range etag www authenticate
 retry after proxy upgrade via warning strict transport security frame policy csrf xsrf
 api sdk cli ui id ip tls ssl dns tcp udp sql db os aws gcp azure s3 ec2 iam
+tel fax mobile mob cell hp ph no nr path domain secure httponly samesite expires max age lax
 """
 COMMON_WORDS = frozenset(w for w in _EN.split() if "-" not in w)
 

@@ -1,0 +1,27 @@
+"""E-mail addresses spelt out against harvesters (part of :mod:`freetext`'s pass).
+
+``kim(at)example(dot)org``, ``kim [at] example.org``, ``kim at example dot org``: the
+spelt-out "at" must come with brackets, or with a spelt-out "dot" before a top-level domain
+("meet at api.example.com" is a host, "arrive at 10 dot 30" a time).
+"""
+
+from __future__ import annotations
+
+import re
+
+Span = tuple[int, int, str]
+
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})"
+_SPELT_EMAIL = re.compile(
+    rf"[A-Za-z0-9._%+-]+\s*(?i:[(\[{{<]\s*at\s*[)\]}}>]|@)\s*{_LABEL}"
+    rf"(?:\s*(?i:[(\[{{<]\s*dot\s*[)\]}}>]|\s+dot\s+)\s*{_LABEL}|\.{_LABEL})+"
+    rf"|[A-Za-z0-9._%+-]+\s+(?i:at)\s+{_LABEL}(?:\s+(?i:dot)\s+{_LABEL})*"
+    r"\s+(?i:dot)\s+[A-Za-z]{2,24}\b"
+)
+# a superset of what _SPELT_EMAIL needs: a bracketed "at" or "dot", or a spaced "dot"
+HINT = re.compile(r"(?i:[(\[{<]\s*at\s*[)\]}>]|\sdot\s|[(\[{<]\s*dot\s*[)\]}>])")
+
+
+def spans(text: str, out: list[Span]) -> None:
+    """Append the spans of spelt-out e-mail addresses in *text*."""
+    out.extend((m.start(), m.end(), "EMAIL_ADDRESS") for m in _SPELT_EMAIL.finditer(text))

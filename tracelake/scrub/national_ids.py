@@ -1,0 +1,104 @@
+"""National identity numbers that mix letters and digits (part of :mod:`freetext`'s pass).
+
+Ids made of digits alone (Korean RRN, US SSN, Japanese My Number, Chinese RIC, Brazilian
+CPF, French INSEE, Aadhaar) are digit runs of 7 or more, which the fail-closed digit rule
+replaces. These carry letters, so that rule cannot see them; each is found by its official
+shape, and where the shape is close to an order or product code, by its check character too:
+
+* UK National Insurance number (``AB 12 34 56 C``), shape and prefix rules;
+* Italian codice fiscale (``RSSMRA85T10A562S``), shape (with the letters that replace digits
+  in homocodes);
+* Taiwan national id and resident certificate (``A123456789``), checksum;
+* Chinese resident id ending in ``X`` (17 digits + ``X``), shape;
+* Spanish DNI (``12345678Z``) and NIE (``X1234567L``), check letter;
+* Singapore NRIC/FIN (``S1234567D``), shape;
+* Hong Kong identity card with its check digit in brackets (``A123456(7)``), shape;
+* Indian PAN (``ABCPE1234F``), shape (the fourth letter names the holder's kind);
+* Finnish personal identity code (``290766-538R``), French NIR of Corsica (``2A``), shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+Span = tuple[int, int, str]
+
+_EDGE_L = r"(?<![A-Za-z0-9])"
+_EDGE_R = r"(?![A-Za-z0-9])"
+# The NINO's shape with any letters (test data uses the never-issued ZZ prefix; codes of
+# this exact shape are rare enough to give up)
+_NINO = re.compile(_EDGE_L + r"[A-Z]{2}\s?(?:\d{2}\s?){3}\s?[A-Z]" + _EDGE_R)
+# Finnish henkilötunnus (290766-538R) and French NIR of Corsica (2 08 02 2A 004 428 31)
+_FINLAND = re.compile(_EDGE_L + r"\d{6}[-+A-FU-Y]\d{3}[0-9A-Y]" + _EDGE_R)
+_FRANCE_2AB = re.compile(
+    _EDGE_L + r"[12]\s?\d{2}\s?\d{2}\s?2[AB]\s?\d{3}\s?\d{3}(?:\s?\d{2})?" + _EDGE_R
+)
+_CODICE = re.compile(
+    _EDGE_L + r"(?i:[A-Z]{6}[\dLMNPQRSTUV]{2}[ABCDEHLMPRST][\dLMNPQRSTUV]{2}[A-Z]"
+    r"[\dLMNPQRSTUV]{3}[A-Z])" + _EDGE_R
+)
+_TAIWAN = re.compile(_EDGE_L + r"([A-Z])([1289]\d{8})" + _EDGE_R)
+_CHINA_X = re.compile(r"(?<![A-Za-z0-9])\d{17}[Xx]" + _EDGE_R)
+_SPAIN = re.compile(_EDGE_L + r"([XYZ]?)(\d{7,8})-?([A-Z])" + _EDGE_R)
+_SINGAPORE = re.compile(_EDGE_L + r"[STFGM]\d{7}[A-Z]" + _EDGE_R)
+_HONG_KONG = re.compile(_EDGE_L + r"[A-Z]{1,2}\d{6}\s?\([0-9A]\)")
+_PAN = re.compile(_EDGE_L + r"[A-Z]{3}[PCHFATBLJG][A-Z]\d{4}[A-Z]" + _EDGE_R)
+_HINT = re.compile(r"\d\d")
+
+# Taiwan: the letter's two-digit code (A=10 ... Z=33, in this order).
+_TW_LETTERS = "ABCDEFGHJKLMNPQRSTUVXYWZIO"
+_ES_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+
+
+def _taiwan_ok(letter: str, digits: str) -> bool:
+    code = _TW_LETTERS.index(letter) + 10
+    weights = (8, 7, 6, 5, 4, 3, 2, 1)
+    total = code // 10 + (code % 10) * 9
+    total += sum(int(d) * w for d, w in zip(digits[:8], weights, strict=True)) + int(digits[8])
+    return total % 10 == 0
+
+
+def _spain_ok(prefix: str, digits: str, letter: str) -> bool:
+    if prefix:
+        if len(digits) != 7:
+            return False
+        digits = str("XYZ".index(prefix)) + digits
+    elif len(digits) != 8:
+        return False
+    return _ES_LETTERS[int(digits) % 23] == letter
+
+
+# Any id of 5+ characters with a digit after a national-id word (an Azerbaijani FIN
+# T2RAVE3, a Venezuelan cédula V-34313739, a Swedish personnummer): no shape is needed.
+_LABELLED = re.compile(
+    r"(?i:ssn|social security(?: number| no\.?)?|national (?:id|identity|insurance)(?: number| no\.?)?|"
+    r"(?:personal |tax |citizen )?id(?:entity|entification)? (?:number|no\.?|code)|identity card|"
+    r"id card|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|hkid|aadhaar|"
+    r"personnummer|henkil[oö]tunnus|fin code|tin|steuer-?id|codice fiscale|"
+    r"주민등록번호|주민번호|외국인등록번호|身份证(?:号码?)?|身分證(?:字號)?|マイナンバー|個人番号)"
+    r"(?:\s*(?:no\.?|number|#|번호))?\s*[:=#]?\s*"
+    r"((?=[^\s\d]*\d)[A-Za-z0-9][A-Za-z0-9./-]{3,30}[A-Za-z0-9])"
+)
+_THING_ID = re.compile(r"[A-Za-z]{2,}[-_]")  # ORD-20260725-0001 after "id number"
+_LABEL_HINT = re.compile(
+    r"(?i:ssn|social|national|id|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|"
+    r"aadhaar|personnummer|henkil|fin |tin|steuer|fiscale)|주민|외국인|身份|身分|マイナンバー|個人番号"
+)
+
+
+def spans(text: str, out: list[Span]) -> None:
+    """Append the spans of the national ids above found in *text*."""
+    if _LABEL_HINT.search(text):
+        for match in _LABELLED.finditer(text):
+            if not _THING_ID.match(match.group(1)):
+                out.append((match.start(1), match.end(1), "NATIONAL_ID"))
+    if _HINT.search(text) is None:
+        return
+    for pattern in (_NINO, _CODICE, _CHINA_X, _SINGAPORE, _HONG_KONG, _PAN, _FINLAND, _FRANCE_2AB):
+        out.extend((m.start(), m.end(), "NATIONAL_ID") for m in pattern.finditer(text))
+    for match in _TAIWAN.finditer(text):
+        if _taiwan_ok(match.group(1), match.group(2)):
+            out.append((match.start(), match.end(), "NATIONAL_ID"))
+    for match in _SPAIN.finditer(text):
+        if _spain_ok(match.group(1), match.group(2), match.group(3)):
+            out.append((match.start(), match.end(), "NATIONAL_ID"))
