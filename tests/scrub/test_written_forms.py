@@ -220,3 +220,43 @@ def test_set_cookie_attributes_stay(scrubber: Scrubber) -> None:
 def test_uuid_in_text_is_an_id(scrubber: Scrubber, fake: Faker) -> None:
     uuid = fake.uuid4()
     assert scrubber.scrub_text(f"request {uuid} failed") == f"request {uuid} failed"
+
+
+def test_json_document_inside_a_text_gets_the_key_rules(scrubber: Scrubber, fake: Faker) -> None:
+    password, otp, user = fake.password(length=12), fake.numerify("######"), fake.user_name()
+    body = json.dumps({"password": password, "otp": otp, "user_id": user})
+    event: dict[str, Any] = {
+        "type": "tool.failed",
+        "args": {"body": body},
+        "error": {"message": f"400 Bad Request: {body}"},
+        "goal": f"retry {body} please",
+    }
+    dump = json.dumps(scrubber.scrub_event("graph_tool_call", "tool.failed", event).payload)
+    for value in (password, otp, user):
+        assert value not in dump, (value, dump)
+    assert (
+        json.loads(
+            scrubber.scrub_event("graph_tool_call", "tool.failed", event).payload["args"]["body"]
+        )["password"]
+        == "[CREDENTIAL]"
+    )
+
+
+@pytest.mark.parametrize(
+    "form", ["user_id={}", "memberId: {}", "username={}&page=2", "customer_name={} missing"]
+)
+def test_person_keys_as_key_value_in_text(scrubber: Scrubber, fake: Faker, form: str) -> None:
+    value = fake.user_name() + "7"
+    out = scrubber.scrub_text(form.format(value) + " not found")
+    assert value not in out, out
+
+
+@pytest.mark.parametrize("text", ["name=lookup_customer", "Location: /orders/1", "step:3"])
+def test_thing_keys_as_key_value_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text
+
+
+@pytest.mark.parametrize("form", ["password:{}", "otp:{}", "api_key:{}"])
+def test_credential_pair_without_spaces(scrubber: Scrubber, fake: Faker, form: str) -> None:
+    value = fake.password(length=10, special_chars=False)
+    assert value not in scrubber.scrub_text(form.format(value))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from tracelake.scrub.keys import KeyClass, classify, is_quantity
+from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, is_quantity, normalize
 
 Span = tuple[int, int, str]
 
@@ -31,7 +31,7 @@ _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # "password=hunter2", "token: abc" at the start of a text or after a space or bracket
 _KEY_VALUE = re.compile(
-    r"(?:^|(?<=[\s,(\[{\"']))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
+    r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
 )
 
 
@@ -144,13 +144,26 @@ def cli_password_spans(text: str, out: list[Span]) -> None:
 
 
 def _key_value_spans(text: str, out: list[Span]) -> None:
-    """``password=hunter2``, ``token: abc``: the value of a credential key in free text."""
+    """``password=hunter2``, ``token: abc``, ``user_id=kim.minjun``: the value of a
+    credential, person-data or user-id key in free text, as the key rules judge the pair in a
+    dict."""
     for match in _KEY_VALUE.finditer(text):
         key, value = match.group(1), match.group(2)
-        if classify(key)[0] is KeyClass.CREDENTIAL and not (
-            _NUMBER.fullmatch(value) and is_quantity(key)  # token_ttl_s=3600
+        kclass, entity = classify(key)
+        if kclass is KeyClass.CREDENTIAL:
+            if not (_NUMBER.fullmatch(value) and is_quantity(key)):  # token_ttl_s=3600
+                out.append((match.start(2), match.end(2), "CREDENTIAL"))
+        elif kclass is KeyClass.PSEUDONYM or (
+            kclass is KeyClass.PERSON
+            and not value.startswith(("/", "[", "http"))  # Location: /orders/1, a marker
+            and not (normalize(key) == "name" and is_identifier_name(value))
         ):
-            out.append((match.start(2), match.end(2), "CREDENTIAL"))
+            out.append((match.start(2), match.end(2), entity))
+
+
+def sensitive_key(key: str) -> bool:
+    """Whether the key rules hide the value of *key* (a credential, person data, a user id)."""
+    return classify(key)[0] in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM)
 
 
 PASSPORT_HINT = re.compile(

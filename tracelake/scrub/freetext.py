@@ -260,7 +260,8 @@ _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 _TRIGGERS = re.compile(
     "|".join(
         (
-            r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth)[ \t]*:",
+            r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth|id|name|nm|mail|phone|tel|"
+            r"no|user|login|member|customer|addr|address)[ \t]*:",
             r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass)",
             credentials.API_HINT.pattern,
             credentials.PASSPORT_HINT.pattern,
@@ -318,6 +319,7 @@ def _plain_token(text: str) -> bool:
         _ID_TOKEN.fullmatch(text) is not None
         and credentials.API_HINT.search(text) is None
         and _GLUED_PHONE.search(text) is None
+        and not (":" in text and credentials.sensitive_key(text.partition(":")[0]))
     )
 
 

@@ -48,73 +48,41 @@ def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
     return _LEX
 
 
-# Particles, endings and honorifics that follow a name inside the same word, longest first.
-_SUFFIXES = sorted(
-    {
-        "",
-        *"이가은는을를의와과도로께만".replace("", " ").split(),
-        "에게",
-        "한테",
-        "께서",
-        "에게서",
-        "으로",
-        "이랑",
-        "랑",
-        "하고",
-        "처럼",
-        "보다",
-        "부터",
-        "까지",
-        "이나",
-        "나",
-        "이며",
-        "이고",
-        "이다",
-        "이에요",
-        "예요",
-        "입니다",
-        "이었다",
-        "님",
-        "님께",
-        "님의",
-        "님이",
-        "님은",
-        "님을",
-        "님과",
-        "님께서",
-        "님에게",
-        "님도",
-        "님만",
-        "씨",
-        "씨가",
-        "씨의",
-        "씨는",
-        "씨께",
-        "씨에게",
-        "군",
-        "양",
-        "님으로",
-        "고객",
-        "고객님",
-        "고객님께",
-        "고객님의",
-        "고객님이",
-        "고객에게",
-        "고객의",
-        "고객이",
-        "회원",
-        "회원님",
-        "회원님께",
-        "회원님의",
-        "귀하",
-        "선생님",
-        "님께서는",
-        "님은요",
-    },
-    key=len,
-    reverse=True,
-)
-_SUFFIX_SET = frozenset(_SUFFIXES)
+# What follows a name inside the same word: an optional honorific, then up to three
+# particles or endings (김민수가, 홍정훈님께서는, 김서준님한테, 이영희에게는, 김서준네,
+# 박지민씨였나). Any such sequence counts, not a list of whole endings: every combination
+# the language allows would be a long list, and a missing one was a leak.
+_HONORIFICS = ("님", "씨", "군", "양", "고객님", "고객", "회원님", "회원", "귀하", "선생님")
+_PARTICLE_WORDS = """이 가 은 는 을 를 의 와 과 도 로 으로 께 만 에게 한테 께서 에게서 한테서 이랑 랑 하고 처럼
+    보다 부터 까지 이나 나 이며 며 이고 고 이다 다 이에요 예요 에요 입니다 이었다 였다 이었나 였나
+    이세요 세요 인데 인가 인가요 요 네 꺼 거 댁 이라고 라고 이라는 라는 이라 라 조차 마저 밖에 뿐
+    이야 야 아 이여 여 께요 이죠 죠 인지 이신 신 이시고 시고"""
+_NAME_PARTICLES = frozenset(_PARTICLE_WORDS.split())
+_LONGEST_PARTICLE = max(len(p) for p in _NAME_PARTICLES)
+
+
+@lru_cache(maxsize=16384)
+def is_suffix(text: str) -> bool:
+    """*text* is what may follow a name in its word: "" or an honorific and/or particles."""
+    if not text:
+        return True
+    for honorific in _HONORIFICS:
+        if text.startswith(honorific) and _particles(text[len(honorific) :], 3):
+            return True
+    return _particles(text, 3)
+
+
+def _particles(text: str, left: int) -> bool:
+    if not text:
+        return True
+    if left == 0:
+        return False
+    for n in range(min(len(text), _LONGEST_PARTICLE), 0, -1):
+        if text[:n] in _NAME_PARTICLES and _particles(text[n:], left - 1):
+            return True
+    return False
+
+
 # Provinces and metropolitan cities, which start with surname syllables (경상북도, 전라남도).
 _PLACE = re.compile(
     r"(?:서울|부산|대구|인천|광주|대전|울산|세종)(?:특별|광역|특별자치)?시|"
@@ -153,7 +121,7 @@ def _splits_into_words(text: str, words: frozenset[str]) -> bool:
     for i in range(n):
         if not ok[i]:
             continue
-        if text[i:] in _SUFFIX_SET:
+        if is_suffix(text[i:]):
             return True
         for j in range(i + 2, min(n, i + 6) + 1):
             if text[i:j] in words:
@@ -172,7 +140,7 @@ def _stems(run: str) -> list[tuple[str, str]]:
         if len(stem) < surname + given:
             continue
         suffix = run[len(stem) :]
-        if suffix in _SUFFIX_SET:
+        if is_suffix(suffix):
             out.append((stem, suffix))
     return out
 
@@ -215,6 +183,8 @@ def _stem_strength(
     """2: *stem* is a name; 1: a name only with context; 0: not a name."""
     surname = _surname_length(stem)
     given = stem[surname:]
+    if stem in _LABEL_WORDS:
+        return 0  # 수령인, 예금주: the label of a name
     if stem in words or run in words:
         # an ordinary word (이어폰, 주문자) that is also a name (이지원): with context only,
         # and only when its given part reads as a given name
@@ -222,7 +192,7 @@ def _stem_strength(
     if len(given) == 1:  # 이준님: two syllables are a name only before an honorific
         return 1 if _HONORIFIC_SUFFIX.match(suffix) else 0
     looks_given = _given_like(given, given_names)
-    if _splits_into_words(run, words):
+    if _splits_into_words(stem, words):
         # ordinary words (+ particles), 이상+은: a name only with context
         return 1 if looks_given else 0
     if stem[:-1] in words or (surname == 1 and stem[1:] in words):
@@ -232,20 +202,94 @@ def _stem_strength(
     return 2
 
 
+# Person labels that read as surname + given name (수 + 령인)
+_LABELS = (
+    "수령인 수령자 수취인 수신인 주문자 구매자 예금주 명의자 담당자 신청인 가입자 보호자 성명 성함 대표자"
+    " 고객명 회원명 발송인 발신인 송하인 수하인"
+)
+_LABEL_WORDS = frozenset(_LABELS.split())
+# Words that say which customers, before 고객님/회원님 (우수 회원님, 해당 고객님)
+_MODIFIER_WORDS = (
+    "우수 해당 대상 모든 전체 기존 신규 일반 휴면 소중한 일부 다른 이번 선택 개인 법인 탈퇴 정회원 준회원"
+    " 본인 특정 각 해외 국내 온라인 오프라인 매장 방문 단골 첫 구매 주문 예약 이벤트 당첨 무료 유료"
+)
+_MODIFIERS = frozenset(_MODIFIER_WORDS.split())
+# The last syllable of a district, a town, a road or a station (강남구, 수원시, 판교역)
+_PLACE_ENDINGS = frozenset("구시군읍면로길역")
+_SPACED_HONORIFIC = re.compile(
+    r"\s+(?:고객님|고객|회원님|님|씨|선생님|귀하)(?![가-힣])|\s+(?:고객|회원)님?[께의이은을]"
+)
+
+
+def _spaced_name(text: str, runs: list[re.Match[str]], i: int) -> tuple[int, int] | None:
+    """A name written apart from its honorific or surname: 지우 고객님 (a given name alone),
+    송 민준 고객님 (surname, space, given name)."""
+    match = runs[i]
+    run = match.group(0)
+    words = _lexicon()[0]
+    if len(run) == 1 and run in KO_SURNAMES_1 and i + 1 < len(runs):
+        nxt = runs[i + 1]
+        given = nxt.group(0)
+        if (
+            text[match.end() : nxt.start()] == " "
+            and 1 <= len(given) <= 2
+            and given not in words
+            and _SPACED_HONORIFIC.match(text, nxt.end())
+        ):
+            return (match.start(), nxt.end())
+        return None
+    if (
+        2 <= len(run) <= 3
+        and run not in _MODIFIERS
+        and (run not in words or _given_like(run, _lexicon()[1]))
+        and _SPACED_HONORIFIC.match(text, match.end())
+    ):
+        return (match.start(), match.end())
+    return None
+
+
+_PLACE_UNIT = re.compile(r"[가-힣]{1,8}(?:특별시|광역시|시|도|구|군|읍|면|동)$")
+_PLACE_NOUN = re.compile(
+    r"\s*(?:지역|일대|근처|소재|방면|쪽|관내|관할|지점|점|센터|매장|물류|권역|전역|인근|주변|일원)"
+)
+
+
+def _place_context(text: str, runs: list[re.Match[str]], i: int) -> bool:
+    """The word at *i* sits among place names (서울시 강남구, 강남구 역삼동) or before a place
+    noun (강남구 지역, 판교역 근처), and no honorific follows it."""
+    match = runs[i]
+    if _NEXT_HONORIFIC.match(text, match.end()) or _HONORIFIC_SUFFIX.search(match.group(0)):
+        return False
+    if _PLACE_NOUN.match(text, match.end()):
+        return True
+    neighbours = [runs[j].group(0) for j in (i - 1, i + 1) if 0 <= j < len(runs)]
+    return any(_PLACE_UNIT.match(w) for w in neighbours)
+
+
 def name_spans(text: str) -> list[tuple[int, int]]:
     """Spans of Hangul names in *text* (the stem only: particles stay)."""
     spans: list[tuple[int, int]] = []
     runs = list(HANGUL_RUN.finditer(text))
     for i, match in enumerate(runs):
         run = match.group(0)
+        if len(run) < 3:
+            spaced = _spaced_name(text, runs, i)
+            if spaced is not None:
+                spans.append(spaced)
+                continue
         if len(run) < 2:
             continue
         length, strength = _word_verdict(run)
         if not length:
+            spaced = _spaced_name(text, runs, i)
+            if spaced is not None:
+                spans.append(spaced)
             continue
         start = match.start()
         if strength == 1 and not _in_context(text, runs, i, run[length:]):
             continue
+        if run[length - 1] in _PLACE_ENDINGS and _place_context(text, runs, i):
+            continue  # 서울시 강남구 역삼동, 강남구 지역: a district, not 강 남구
         spans.append((start, start + length))
     return spans
 

@@ -87,7 +87,19 @@ class Walker:
 
     # -- scalars ------------------------------------------------------------------------
     def text(self, value: str, path: str, *, allow_secret: bool = True, limit: int = 0) -> str:
-        """Scrubbed *value*; with *limit*, cut to that many characters after scanning."""
+        """Scrubbed *value*; with *limit*, cut to that many characters after scanning.
+
+        A JSON document inside the text (a request body, ``400 Bad Request: {"password":
+        ...}``) gets the key rules on its ``"key": value`` pairs first, as a parsed one would.
+        """
+        if '":' in value and allow_secret:
+            if value.lstrip()[:1] in ("{", "["):
+                return self.json_text(value.strip(), path, limit=limit)
+            value = self._scrub_json_pairs(value, path)
+        return self._scan(value, path, allow_secret=allow_secret, limit=limit)
+
+    def _scan(self, value: str, path: str, *, allow_secret: bool = True, limit: int = 0) -> str:
+        """The value detection of :meth:`text`, with the cut."""
         cut = limit or MAX_TEXT
         if len(value) <= cut:  # the common case: nothing to cut
             if value in (CLEAN_TEXTS if allow_secret else CLEAN_IDS):
@@ -142,8 +154,12 @@ class Walker:
         try:
             parsed = json.loads(value)
         except (ValueError, RecursionError):
-            return self.text(self._scrub_json_pairs(value, path), path, limit=limit)
-        return _DUMPS(self.value(parsed, path))
+            return self._scan(self._scrub_json_pairs(value, path), path, limit=limit)
+        out = _DUMPS(self.value(parsed, path))
+        if limit and len(out) > limit:
+            self.act("truncated")
+            return out[:limit] + "…"
+        return out
 
     def _scrub_json_pairs(self, value: str, path: str) -> str:
         def replace(match: re.Match[str]) -> str:
