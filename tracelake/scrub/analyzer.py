@@ -72,7 +72,7 @@ IPV6_RE = r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![0-9A-
 # hold "/", "?" and "=", and it checks the match with tldextract, which reads
 # "users/x@y.org" as a URL whose host is "users" and rejects it, so an address in a URL path
 # or query (GET /api/v1/users/x@y.org/profile, ?q=x@y.org on an internal host) was kept.
-EMAIL_RE = r"(?<![\w.%+-])[\w.%+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[a-z]{2,24}(?![\w-])"
+EMAIL_RE = r"(?<![\w.%+-])[\w.%+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[^\W\d_]{2,24}(?![\w-])"
 
 
 _UUID_RE = re.compile(

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-from tracelake.scrub import analyzer, credentials, freetext
+from tracelake.scrub import analyzer, credentials, digits, freetext
 
 # Digit entities (KR_BRN and KR_DRIVER_LICENSE are not run: a bare 10- or 12-digit number is
 # as often an invoice or delivery number, and the fail-closed digit rule (freetext) replaces
@@ -66,6 +66,7 @@ _SKIP_RE = re.compile(
     r"|20[2-3]\d-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
     r"|[a-z][a-z0-9]*(?:[._][a-z0-9]+){0,4}"
 )
+_SEVEN_DIGITS = re.compile(r"(?:\d[._]?){7}")
 CACHE_SIZE = 65_536
 Counts = tuple[tuple[str, int], ...]
 
@@ -205,8 +206,10 @@ _SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 # full-width digits, Latin letters, "@" and the full-width hyphen read as their ASCII forms
 # (escott\uff20example.org); other full-width punctuation (CJK text) is left as written.
 _HTML_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,6})|(\d{1,7}));")
-_FULL_WIDTH = re.compile("[\uff0d\uff10-\uff19\uff20-\uff3a\uff41-\uff5a]")
-_FULL_TO_ASCII = {c: c - 0xFEE0 for c in (0xFF0D, *range(0xFF10, 0xFF1A), *range(0xFF20, 0xFF3B))}
+_FULL_WIDTH = re.compile("[\uff0d\uff0e\uff10-\uff19\uff20-\uff3a\uff41-\uff5a]")
+_FULL_TO_ASCII = {
+    c: c - 0xFEE0 for c in (0xFF0D, 0xFF0E, *range(0xFF10, 0xFF1A), *range(0xFF20, 0xFF3B))
+}
 _FULL_TO_ASCII.update({c: c - 0xFEE0 for c in range(0xFF41, 0xFF5B)})
 
 
@@ -218,11 +221,33 @@ def _html_char(match: re.Match[str]) -> str:
 # JSON escapes left in a text (kim\u0040example.org, a payload quoted twice) and the
 # percent-encoded separators of a number or an address in a URL (%2B82%2010%201234%205678,
 # 2001%3Adb8%3A%3A1) read as the characters they stand for.
+# The named references that spell an address or a number (&commat; &period; &plus; ...)
+_NAMED = {
+    "commat": "@",
+    "period": ".",
+    "plus": "+",
+    "hyphen": "-",
+    "dash": "-",
+    "num": "#",
+    "lpar": "(",
+    "rpar": ")",
+    "colon": ":",
+    "nbsp": " ",
+    "amp": "&",
+    "lowbar": "_",
+}
+_NAMED_REF = re.compile(r"&(commat|period|plus|hyphen|dash|num|lpar|rpar|colon|nbsp|amp|lowbar);")
+
+
+def _named_char(match: re.Match[str]) -> str:
+    return _NAMED[match.group(1)]
+
+
 _JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _PERCENT = re.compile(
-    r"%2[Bb](?=\d)|(?<=\d)%20(?=[\d+(])|(?<=\d)%2[Dd](?=\d)|(?<=[0-9A-Fa-f])%3[Aa](?=[0-9A-Fa-f%])"
+    r"%25(?=[0-9A-Fa-f]{2})|%2[Bb](?=\d)|(?<=\d)%20(?=[\d+(])|(?<=\d)%2[Dd](?=\d)|(?<=[0-9A-Fa-f])%3[Aa](?=[0-9A-Fa-f%])"
 )
-_PERCENT_CHAR = {"2b": "+", "20": " ", "2d": "-", "3a": ":"}
+_PERCENT_CHAR = {"25": "%", "2b": "+", "20": " ", "2d": "-", "3a": ":"}
 
 
 def _json_char(match: re.Match[str]) -> str:
@@ -240,6 +265,8 @@ def _visible(text: str) -> str:
     escape is returned as is."""
     if "&#" in text:
         text = _HTML_REF.sub(_html_char, text)
+    if "&" in text and ";" in text:
+        text = _NAMED_REF.sub(_named_char, text)
     if "\\u" in text:
         text = _JSON_ESCAPE.sub(_json_char, text)
     if "%" in text:
@@ -252,7 +279,11 @@ def _visible(text: str) -> str:
 
 
 def _detect(text: str, allow_secret: bool) -> tuple[str, Counts]:
-    if _SKIP_RE.fullmatch(text) and not credentials.provider_key(text):  # ghp_<lower case>
+    if (
+        _SKIP_RE.fullmatch(text)
+        and not credentials.provider_key(text)  # ghp_<lower case>
+        and not (_SEVEN_DIGITS.search(text) and digits.glued_number(text))  # phone_010...
+    ):
         return text, ()
     entities, phone = candidate_entities(text, allow_secret=allow_secret)
     counts: Counts = ()

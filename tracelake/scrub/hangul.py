@@ -58,27 +58,35 @@ _PARTICLE_WORDS = """이 가 은 는 을 를 의 와 과 도 로 으로 께 만 
     이세요 세요 인데 인가 인가요 요 네 꺼 거 댁 이라고 라고 이라는 라는 이라 라 조차 마저 밖에 뿐
     이야 야 아 이여 여 께요 이죠 죠 인지 이신 신 이시고 시고"""
 _NAME_PARTICLES = frozenset(_PARTICLE_WORDS.split())
+# The case particles alone: what may follow an ordinary word when a word is judged to split
+# into ordinary words (고지+아 is not 고지 + a vocative: 고지아 is a name).
+_CORE_PARTICLES = frozenset(
+    _NAME_PARTICLES
+    - {"아", "야", "여", "이여", "이야", "다", "고", "며", "나", "라", "신", "거", "네"}
+)
 _LONGEST_PARTICLE = max(len(p) for p in _NAME_PARTICLES)
 
 
 @lru_cache(maxsize=16384)
-def is_suffix(text: str) -> bool:
-    """*text* is what may follow a name in its word: "" or an honorific and/or particles."""
+def is_suffix(text: str, core: bool = False) -> bool:
+    """*text* is what may follow a name in its word: "" or an honorific and/or particles
+    (*core*: case particles only, :data:`_CORE_PARTICLES`)."""
     if not text:
         return True
+    allowed = _CORE_PARTICLES if core else _NAME_PARTICLES
     for honorific in _HONORIFICS:
-        if text.startswith(honorific) and _particles(text[len(honorific) :], 3):
+        if text.startswith(honorific) and _particles(text[len(honorific) :], 3, allowed):
             return True
-    return _particles(text, 3)
+    return _particles(text, 3, allowed)
 
 
-def _particles(text: str, left: int) -> bool:
+def _particles(text: str, left: int, allowed: frozenset[str]) -> bool:
     if not text:
         return True
     if left == 0:
         return False
     for n in range(min(len(text), _LONGEST_PARTICLE), 0, -1):
-        if text[:n] in _NAME_PARTICLES and _particles(text[n:], left - 1):
+        if text[:n] in allowed and _particles(text[n:], left - 1, allowed):
             return True
     return False
 
@@ -121,7 +129,7 @@ def _splits_into_words(text: str, words: frozenset[str]) -> bool:
     for i in range(n):
         if not ok[i]:
             continue
-        if is_suffix(text[i:]):
+        if is_suffix(text[i:], core=True):
             return True
         for j in range(i + 2, min(n, i + 6) + 1):
             if text[i:j] in words:

@@ -64,6 +64,17 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"passport|driverlicen[cs]e|licenseno"), "ID_DOCUMENT"),
     (re.compile(r"ipaddr|^ip$|clientip|remoteaddr|xforwardedfor|xrealip"), "IP_ADDRESS"),
     (
+        re.compile(r"macaddr|^mac$|deviceimei|^imei$|^imsi$|^iccid$|^udid$|^idfa$|^gaid$"),
+        "DEVICE_ID",
+    ),
+    (
+        re.compile(
+            r"^(?:geo|gps|home|delivery|dlv|user|cust)?(?:lat|lng|lon|latitude|longitude)$|"
+            r"^(?:geo|gps)?(?:coords?|coordinates|location|position|latlng|latlon|point)$"
+        ),
+        "LOCATION",
+    ),
+    (
         re.compile(r"address|^addr|addr$|addr\d|zipcode|zipcd|postcode|postalcode|zip$|street"),
         "KR_ADDRESS",
     ),

@@ -68,7 +68,7 @@ def _spain_ok(prefix: str, digits: str, letter: str) -> bool:
     return _ES_LETTERS[int(digits) % 23] == letter
 
 
-# Any id of 5+ characters with a digit after a national-id word (an Azerbaijani FIN
+# Any id of 5+ characters with a digit (or in capitals) after a national-id word (an Azerbaijani FIN
 # T2RAVE3, a Venezuelan cédula V-34313739, a Swedish personnummer): no shape is needed.
 _LABELLED = re.compile(
     r"(?i:ssn|social security(?: number| no\.?)?|national (?:id|identity|insurance)(?: number| no\.?)?|"
@@ -77,7 +77,7 @@ _LABELLED = re.compile(
     r"personnummer|henkil[oö]tunnus|fin code|tin|steuer-?id|codice fiscale|"
     r"주민등록번호|주민번호|외국인등록번호|身份证(?:号码?)?|身分證(?:字號)?|マイナンバー|個人番号)"
     r"(?:\s*(?:no\.?|number|#|번호))?\s*[:=#]?\s*"
-    r"((?=[^\s\d]*\d)[A-Za-z0-9][A-Za-z0-9./-]{3,30}[A-Za-z0-9])"
+    r"((?=[^\s\d]*\d|[A-Z0-9]{5,12}(?![A-Za-z0-9]))[A-Za-z0-9][A-Za-z0-9./-]{3,30}[A-Za-z0-9])"
 )
 _THING_ID = re.compile(r"[A-Za-z]{2,}[-_]")  # ORD-20260725-0001 after "id number"
 _LABEL_HINT = re.compile(

@@ -1,0 +1,168 @@
+"""Digit runs in free text, fail-closed (part of :mod:`freetext`'s pass).
+
+Digit runs (digits joined by spaces, ``-``, ``.``, ``/``, parentheses, a leading ``+``, an
+``x123`` extension) of 7 or more digits are replaced, whatever the format: phone numbers of
+any country, bank accounts, card numbers grouped or not, Luhn-valid or not, national ids.
+Kept: runs of up to 6 digits (amounts, statuses, durations, postcodes), runs inside an id
+with a letter prefix (``ORD-20260725-0001``, ``DLV240513871715``), runs right after an id
+label (``송장번호 512345678901``, ``order no. 2026072512345``) unless a personal-data word
+(계좌, card, phone, ...) is as close, and numbers that start with a recent date
+(``20260725123456``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tracelake.scrub import dates
+
+Span = tuple[int, int, str]
+
+# the separators of _DIGIT_RUN: ASCII ones, underscore, Unicode dashes and minus, full-width
+# hyphen, middle dot (010_8792_1742, 4180\u20139679\u20132908\u20131002)
+_HAS_DIGIT7 = re.compile(r"\d[\d\s().+/_*|~:,\u00b7\u2010-\u2015\u2212\uff0d\uff0f-]{5,}\d")
+_DIGIT_RUN = re.compile(
+    r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_./])"
+    r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?(?:[-.]\s?)?)?\d+"  # (0479)-305966
+    r"(?:(?:\s?[-./_\u00b7\u2010-\u2015\u2212\uff0d]\s?|[*|~\uff0f]|\s{1,3}|\s?\(\d{1,4}\)\s?(?:[-.]\s?)?"
+    r"|\)\s?)\d+)*"
+    r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
+    r"(?![A-Za-z0-9_])"
+)
+_ID_LABEL = re.compile(
+    r"(?i:(?:주문|송장|운송장|배송|택배|상품|클레임|반품|교환|환불|결제|승인|영수증|거래|요청|접수|"
+    r"쿠폰|invoice|order|tracking|waybill|shipment|parcel|claim|delivery|refund|return|goods|"
+    r"product|item|sku|transaction|txn|receipt|reference|ref|(?<!bad )(?<!invalid )request|ticket|case)"
+    r"\s*(?:번호|no\.?|number|num|id|#|code)?\s*[:#=]?\s*)$"
+)
+_PII_WORD = re.compile(
+    r"(?i:계좌|account|acct|iban|bank|은행|뱅크|카드|card|phone|tel\b|fax|mobile|전화|연락처|휴대폰|핸드폰|"
+    r"주민|외국인|passport|여권|ssn|national|면허|license|생년|birth)"
+)
+_DATE_PREFIX = re.compile(r"(20[1-3]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\d{2,}")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+_CONTEXT_ENTITY = (
+    (re.compile(r"(?i:계좌|account|acct|bank|은행|뱅크|예금)"), "BANK_ACCOUNT"),
+    (re.compile(r"(?i:카드|card|visa|master|amex)"), "CREDIT_CARD"),
+    (re.compile(r"(?i:passport|여권|旅券|パスポート|护照|護照)"), "PASSPORT"),
+    (re.compile(r"(?i:주민|외국인등록|rrn|ssn|national id)"), "KR_RRN"),
+    (
+        re.compile(r"(?i:phone|tel|fax|mobile|call|전화|연락처|휴대폰|핸드폰|번호로)"),
+        "PHONE_NUMBER",
+    ),
+)
+
+
+def _digit_entity(run: str, digits: str, before: str) -> str:
+    """The marker of a replaced digit run: the nearest context word decides, else its shape."""
+    best, where = "", -1
+    for pattern, entity in _CONTEXT_ENTITY:
+        for match in pattern.finditer(before):
+            if match.start() > where:
+                best, where = entity, match.start()
+    if best:
+        return best
+    if re.fullmatch(r"\d{6}\s?-\s?[1-8]\d{6}", run):
+        return "KR_RRN"
+    if 13 <= len(digits) <= 19 and _luhn(digits) and not run.startswith(("+", "(")):
+        return "CREDIT_CARD"
+    if run.startswith(("+", "(")) or len(digits) <= 12:
+        return "PHONE_NUMBER"
+    return "NUMBER"
+
+
+_NON_DIGIT = re.compile(r"\D")
+_AFTER_DATE = re.compile(r"\d{8}[\s\-./*|~]+(.+)")
+_RECENT_YMD = re.compile(r"20[1-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d)")
+
+
+# A phone number glued to its label (HP.010-2345-6789, Tel:+44 20 7946 0958, No.010...):
+# the digit-run rule keeps runs glued to a word (ids such as ORD-20260725-0001), so these
+# labels are named.
+_GLUED_PHONE_LABELS = (
+    r"(?<![A-Za-z])(?i:(hp|tel|t\u00e9l|ph|phone|mob|mobile|cell|fax|card|cc|rrn|ssn|bank|acct|acc|"
+    r"account|a/c)[-_./:]?|(no|nr|num|contact|whatsapp|wa|kakao|m|t|p)[-./:])"
+)
+GLUED_PHONE = re.compile(
+    _GLUED_PHONE_LABELS + r"((?:\+\s?)?\(?\d[\d\s().\-]{5,}\d)(?![A-Za-z0-9_])"
+)
+# A Korean mobile number or a card number in groups, glued to anything or with any
+# separators (010:1234:5678, 4111~1111~1111~1111, x_01012345678; not inside an id such as
+# ORD-0101234567)
+_ANY_SEPARATOR = r"(?:[\s*|~:,./_\uff0f-]{1,3})"
+_SHAPED = re.compile(
+    rf"(?<![\dA-Za-z-])(?:01[016789]{_ANY_SEPARATOR}?\d{{3,4}}{_ANY_SEPARATOR}?\d{{4}}"
+    rf"|\d{{4}}(?:{_ANY_SEPARATOR}\d{{4}}){{3}})(?!\d)"
+)
+_LABEL_ENTITY = {"card": "CREDIT_CARD", "cc": "CREDIT_CARD", "rrn": "KR_RRN", "ssn": "KR_RRN"}
+
+
+def glued_number(text: str) -> bool:
+    """Whether *text* holds a number glued to a personal-data label or of a phone/card shape
+    with any separators (:data:`GLUED_PHONE`, :data:`_SHAPED`)."""
+    return GLUED_PHONE.search(text) is not None or _SHAPED.search(text) is not None
+
+
+def _glued_phone_spans(text: str, out: list[Span]) -> None:
+    for match in GLUED_PHONE.finditer(text):
+        if len(_NON_DIGIT.sub("", match.group(3))) >= 7:
+            label = (match.group(1) or match.group(2)).lower()
+            entity = _LABEL_ENTITY.get(label, "PHONE_NUMBER")
+            if label in ("bank", "acct", "acc", "account", "a/c"):
+                entity = "BANK_ACCOUNT"
+            out.append((match.start(3), match.end(3), entity))
+    for match in _SHAPED.finditer(text):
+        entity = "PHONE_NUMBER" if match.group(0).startswith("01") else "CREDIT_CARD"
+        out.append((match.start(), match.end(), entity))
+
+
+def _recent_date_first(run: str, digits: str) -> bool:
+    """*run* starts with a date of the last dates.RECENT_YEARS years (or next year): an order or
+    delivery number. Older dates are not (a Yugoslav JMBG starts with a birth date), nor
+    later ones (a Polish PESEL of 2028-09-02 is a birth date written YYMMDD)."""
+    match = (_DATE_PREFIX.fullmatch(digits) if digits == run else None) or _RECENT_YMD.match(run)
+    return match is not None and dates.OLD_BEFORE <= int(run[:4]) <= dates.THIS_YEAR + 1
+
+
+def spans(text: str, out: list[Span]) -> None:
+    """Append the spans of the digit runs in *text* that are not known-safe ids."""
+    if not _HAS_DIGIT7.search(text):
+        return
+    _glued_phone_spans(text, out)
+    for match in _DIGIT_RUN.finditer(text):
+        run = match.group(0).rstrip(" -./")
+        if len(run) < 7:
+            continue
+        digits = _NON_DIGIT.sub("", run)
+        if len(digits) < 7:
+            continue
+        if _recent_date_first(run, digits):
+            # an id that starts with a recent date (20260725123, 20260725-001), unless a long
+            # number follows the date (20240115 110-123-456789: a date, then an account)
+            rest = _AFTER_DATE.match(run)
+            if rest is None or len(_NON_DIGIT.sub("", rest.group(1))) < 7:
+                continue
+            start = match.start() + rest.start(1)
+            out.append((start, start + len(rest.group(1)), "NUMBER"))
+            continue
+        if dates.DATE_SHAPE.fullmatch(run):
+            continue  # a date or timestamp: the date rule decides
+        start = match.start()
+        before = text[max(0, start - 24) : start]
+        if (
+            before
+            and run[0] != "+"  # +44 161 ...: an international phone number, never an id
+            and _ID_LABEL.search(before[-16:])
+            and not _PII_WORD.search(before)
+        ):
+            continue
+        out.append((start, start + len(run), _digit_entity(run, digits, before)))
