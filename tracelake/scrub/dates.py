@@ -53,6 +53,11 @@ def spans(text: str, out: list[Span]) -> None:
         return
     if not birth and min(years) >= OLD_BEFORE:
         return
+    _full_dates(text, birth, out)
+
+
+def _full_dates(text: str, birth: bool, out: list[Span]) -> None:
+    """Dates with a four-digit year: of birth next to a birth word, else old ones."""
     for match in _DATE.finditer(text):
         year = next(int(y) for y in match.group("y1", "y2", "y3", "y4", "y5", "y6") if y)
         start, end = match.span()
