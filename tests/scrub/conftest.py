@@ -37,3 +37,11 @@ def agentlane_events() -> list[dict[str, Any]]:
 def agentlane_secrets() -> list[str]:
     text = _agentlane_file("secrets.txt").read_text(encoding="utf-8")
     return [line for line in text.splitlines() if line.strip()]
+
+
+@pytest.fixture()
+def fake_ko() -> Any:
+    """A fresh Korean Faker (new values every run)."""
+    from faker import Faker
+
+    return Faker("ko_KR")

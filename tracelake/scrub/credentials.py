@@ -37,6 +37,7 @@ _KEY_VALUE = re.compile(
 
 _PASSPORT = re.compile(
     r"(?i:passport|passeport|reisepass|pasaporte|passaporto|passaporte|paszport|pasaport|paspoort|"
+    r"h\u1ed9 chi\u1ebfu|ho chieu|travel document|document (?:no|number)|"
     r"여권|旅券|パスポート|护照|護照)[^A-Za-z0-9]{0,24}"
     r"(?:(?:no|number|num|nr|n°|n|번호)\.?[^A-Za-z0-9]{0,4})?([A-Z0-9]{1,3}[ -]?\d[A-Z0-9]{4,10})"
 )
@@ -62,7 +63,8 @@ SECRET_WORDS = (
     r"(?:(?i:\b(?:password|passwd|passwort|pwd|pin|cvv|cvc|otp|senha|contrase\u00f1a|"
     r"mot de passe|kennwort|api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|"
     r"(?:auth|access|refresh|bearer|api)[ _-]?token|token|secret)\b)"
-    r"|비밀번호|비번|암호|인증번호|토큰|パスワード|暗証番号|密码|密碼|口令)"
+    r"|비밀\s?번호|비번|패스워드|암호|인증\s?번호|인증\s?키|보안\s?키|시크릿\s?키?|(?i:api)\s?키|액세스\s?키|"
+    r"토큰|パスワード|暗証番号|密码|密碼|口令)"
 )
 _SECRET_WORD = re.compile(
     SECRET_WORDS + r"(?:[는은]|\s+(?:is|was))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
@@ -123,10 +125,12 @@ def _hinted_spans(text: str, out: list[Span]) -> None:
 # A password given on a command line: --password=x, --password x, -p x for sshpass, and the
 # glued -px of mysql/mariadb clients (mysql -uroot -pS3cret db); PGPASSWORD=x is a key=value.
 _CLI_PASSWORD = re.compile(
-    r"(?<!\S)--?(?i:password|passwd|pass|pwd)(?:=|\s+)([^\s\"']{1,128})"
+    r"(?<!\S)--?(?i:[a-z-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)([^\s\"']{1,128})"
     r"|(?<!\S)-p([^\s\"']{3,128})"
     r"|(?<!\S)(?:-u|--user)\s*([^\s:\"']+:[^\s\"']+)"  # curl -u user:password
-    r"|(?i:sshpass)\s+-p\s*([^\s\"']+)"
+    r"|(?i:sshpass|docker\s+login|podman\s+login|redis-cli|htpasswd\s+-b\w*(?:\s+\S+){2})"
+    r"(?:\s+-[^\s]+(?:\s+[^-\s]\S*)?)*?\s+-[pa]\s*([^\s\"']+)"
+    r"|(?i:htpasswd)\s+-\w*b\w*\s+\S+\s+\S+\s+([^\s\"']+)"
 )
 _CLI_HINT = re.compile(r"(?i:mysql|mariadb|mysqldump|mysqladmin)|(?<!\S)-u\S")
 
@@ -136,7 +140,7 @@ def cli_password_spans(text: str, out: list[Span]) -> None:
     in a MySQL/MariaDB/sshpass command or next to ``-u`` (elsewhere ``-p8080`` is a port)."""
     glued_ok = _CLI_HINT.search(text) is not None
     for match in _CLI_PASSWORD.finditer(text):
-        for group in (1, 3, 4):
+        for group in (1, 3, 4, 5):
             if match.group(group) is not None:
                 out.append((match.start(group), match.end(group), "CREDENTIAL"))
         if match.group(2) is not None and glued_ok:
@@ -167,7 +171,8 @@ def sensitive_key(key: str) -> bool:
 
 
 PASSPORT_HINT = re.compile(
-    r"(?i:pas[sz]|pasaport|paspoort)|[Rr]eisepass|여권|旅券|パスポート|护照|護照"
+    r"(?i:pas[sz]|pasaport|paspoort|h\u1ed9 chi|ho chieu|travel doc|document n)|[Rr]eisepass|"
+    r"여권|旅券|パスポート|护照|護照"
 )
 
 

@@ -32,7 +32,8 @@ _DIGIT_RUN = re.compile(
 _ID_LABEL = re.compile(
     r"(?i:(?:주문|송장|운송장|배송|택배|상품|클레임|반품|교환|환불|결제|승인|영수증|거래|요청|접수|"
     r"쿠폰|invoice|order|tracking|waybill|shipment|parcel|claim|delivery|refund|return|goods|"
-    r"product|item|sku|transaction|txn|receipt|reference|ref|(?<!bad )(?<!invalid )request|ticket|case)"
+    r"product|item|sku|transaction|txn|receipt|reference|ref|(?<!bad )(?<!invalid )request|ticket|case|"
+    r"barcode|ean|gtin|upc|isbn|대한통운|통운|한진|롯데|우체국|로젠|경동|cj|fedex|ups|dhl|usps|ems|tnt)"
     r"\s*(?:번호|no\.?|number|num|id|#|code)?\s*[:#=]?\s*)$"
 )
 _PII_WORD = re.compile(
@@ -106,6 +107,27 @@ _SHAPED = re.compile(
 _LABEL_ENTITY = {"card": "CREDIT_CARD", "cc": "CREDIT_CARD", "rrn": "KR_RRN", "ssn": "KR_RRN"}
 
 
+# A number written as one run of digits with a unit after it or a quantity word (or key)
+# right before it: an amount, a size, a duration, a count, a timestamp (환불금액 1250000원,
+# 10485760 bytes, ts=1721900000, max_tokens=1000000), unless a personal-data word is near.
+_UNIT_AFTER = re.compile(
+    r"\s?(?i:원|won\b|krw\b|usd\b|eur\b|jpy\b|bytes?\b|[kmgt]i?b\b|ms\b|µs\b|us\b|ns\b|s\b|"
+    r"secs?\b|seconds?\b|tokens?\b|건|개|회|점|포인트|points?\b|views?\b|rows?\b|records?\b|"
+    r"events?\b|items?\b|times\b|requests?\b|calls?\b|users?\b|chars?\b|characters?\b)"
+)
+_QUANTITY_BEFORE = re.compile(
+    r"(?i:size|bytes|length|total|count|amount|금액|가격|price|cost|duration|elapsed|latency|"
+    r"timeout|epoch|timestamp|\bts|tokens?|offset|limit|seed|views|revenue|budget|quota|usage|"
+    r"balance|잔액|포인트|sum|avg|mean|p\d\d|max|min)[\w.-]{0,24}\s*[:=]?\s*$"
+)
+
+
+def _is_quantity(text: str, start: int, end: int, before: str) -> bool:
+    if _PII_WORD.search(before):
+        return False
+    return _UNIT_AFTER.match(text, end) is not None or _QUANTITY_BEFORE.search(before) is not None
+
+
 def glued_number(text: str) -> bool:
     """Whether *text* holds a number glued to a personal-data label or of a phone/card shape
     with any separators (:data:`GLUED_PHONE`, :data:`_SHAPED`)."""
@@ -164,5 +186,7 @@ def spans(text: str, out: list[Span]) -> None:
             and _ID_LABEL.search(before[-16:])
             and not _PII_WORD.search(before)
         ):
+            continue
+        if run == digits and _is_quantity(text, start, start + len(run), before):
             continue
         out.append((start, start + len(run), _digit_entity(run, digits, before)))

@@ -15,7 +15,8 @@ not hinge on recognising every name, address or number format of every country, 
 * **IBANs** (shape, any country, spaced or not) and **provider API keys** (GitHub, Slack,
   OpenAI, Stripe, Google, AWS) are replaced; so are URL credentials (``user:pass@``) and
   query parameters whose name the key rules call a credential or person data.
-* **Hangul names and Korean addresses**: :mod:`tracelake.scrub.hangul`.
+* **Hangul names**: :mod:`tracelake.scrub.hangul`; **Korean addresses**:
+  :mod:`tracelake.scrub.kr_address`.
 * **Chinese and Japanese script** (Han, kana) is replaced run by run: names and addresses in
   those scripts cannot be told from other words without a model.
 * **Capitalised words** (in text with spaces): names and addresses in Latin script,
@@ -33,6 +34,7 @@ from tracelake.scrub import (
     digits,
     email_forms,
     hangul,
+    kr_address,
     latin,
     machine,
     national_ids,
@@ -96,7 +98,9 @@ def _uncased_entity(run: str) -> str:
 
 
 # -- the pass -------------------------------------------------------------------------------
-_ADDRESS_HINT = re.compile(r"[시도군구동로길]\s|\[ADDRESS\]")
+_ADDRESS_HINT = re.compile(
+    r"[시도군구동로길]\s|\d\s?[호층]|[로길동]\s?\d|배송지|주소|수령지|\[ADDRESS\]"
+)
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 # a superset of what credentials.spans can find: its own hints, so the word lists live there
 _TRIGGERS = re.compile(
@@ -104,7 +108,8 @@ _TRIGGERS = re.compile(
         (
             r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth|id|name|nm|mail|phone|tel|"
             r"no|user|login|member|customer|addr|address)[ \t]*:",
-            r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass)",
+            r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass|login|redis-cli|htpasswd|"
+            r"secret|token)",
             credentials.API_HINT.pattern,
             credentials.PASSPORT_HINT.pattern,
             credentials.SECRET_WORDS,
@@ -187,7 +192,7 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         return text, ()
     spans: list[Span] = []
     if has_hangul:
-        spans.extend((a, b, "KR_ADDRESS") for a, b in hangul.address_spans(text))
+        spans.extend((a, b, "KR_ADDRESS") for a, b in kr_address.address_spans(text))
     if has_cjk:
         if _DIGIT.search(text):
             dates.spans(text, spans)  # 1985年3月14日 is a date before it is CJK text

@@ -10,8 +10,7 @@ after a person label (주문자, 수령인, 예금주, 이름:) or before an hon
 ordinary-looking stem that splits as word + particle (이상+은) is a name, and so is a stem
 whose given-name part is a given name Kiwi knows or is made of common given-name syllables.
 
-Korean addresses: two or more administrative units in a row (경기도 수원시, 강남구 역삼동)
-start an address; it runs on over road names, numbers, buildings and parentheses.
+Korean addresses: :mod:`tracelake.scrub.kr_address`.
 """
 
 from __future__ import annotations
@@ -34,6 +33,11 @@ renew_locks_after_fork(globals(), "_LOCK")
 def load_lexicon() -> None:
     """Read the lexicon now (once per process) rather than on the first Hangul word."""
     _lexicon()
+
+
+def words_lexicon() -> frozenset[str]:
+    """The ordinary Hangul words of Kiwi's lexicon that start with a surname syllable."""
+    return _lexicon()[0]
 
 
 def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
@@ -210,10 +214,11 @@ def _stem_strength(
     return 2
 
 
-# Person labels that read as surname + given name (수 + 령인)
+# Person labels and credential words that read as surname + given name (수 + 령인, 인 + 증키)
 _LABELS = (
     "수령인 수령자 수취인 수신인 주문자 구매자 예금주 명의자 담당자 신청인 가입자 보호자 성명 성함 대표자"
-    " 고객명 회원명 발송인 발신인 송하인 수하인"
+    " 고객명 회원명 발송인 발신인 송하인 수하인 인증키 인증번호 보안키 시크릿키 배송지 수령지 배달지"
+    " 거주지 주소지"
 )
 _LABEL_WORDS = frozenset(_LABELS.split())
 # Words that say which customers, before 고객님/회원님 (우수 회원님, 해당 고객님)
@@ -313,87 +318,3 @@ def _in_context(text: str, runs: list[re.Match[str]], i: int, suffix: str) -> bo
     before = text[: match.start()].split()[-2:]
     after = text[match.end() :].split()[:2]
     return not any(_HAS_HANGUL.search(w) for w in (*before, *after))
-
-
-# -- addresses ------------------------------------------------------------------------------
-_PROVINCE = "서울|부산|대구|인천|광주|대전|울산|세종|경기|강원|충북|충남|전북|전남|경북|경남|제주"
-_FIRST_UNIT = re.compile(
-    rf"(?:{_PROVINCE})|[가-힣]{{1,10}}(?:특별시|광역시|특별자치시|특별자치도)|[가-힣]{{2,6}}도"
-    r"|[가-힣]{1,5}(?:시|군)"
-)
-_SECOND_UNIT = re.compile(r"[가-힣0-9]{1,12}(?:시|군|구|읍|면|동|로|길|거리|대로)")
-_ROADISH = re.compile(
-    r"(?:[가-힣0-9]{0,16}(?:로|길|거리|대로|번길|동|리|가|읍|면|구|시|군|마을|단지)(?:\d{1,5}(?:-\d{1,5})?)?"
-    r"|(?:지하|산)?\d{1,5}(?:-\d{1,5})?(?:번지|호|층|동)?"
-    r"|\([^()\n]{1,30}\)|[가-힣A-Za-z0-9]{1,20}(?:아파트|빌딩|빌라|오피스텔|타워|맨션|하우스|센터|상가)"
-    r"|\d{1,5}(?:동|호|층))(?P<particle>으로|로|에서|에|의|까지)?"
-)
-_TOKEN = re.compile(r"\S+")
-
-
-def address_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of Korean street addresses: two administrative units in a row, then on."""
-    tokens = [(m.start(), m.group(0)) for m in _TOKEN.finditer(text)]
-    words = [
-        _MARK if _MARK in t else t.strip(_PUNCT).replace("(", "").replace(")", "")
-        for _, t in tokens
-    ]
-    spans: list[tuple[int, int]] = []
-    i = 0
-    while i < len(tokens) - 1:
-        j = _address_head(words, i)
-        if not j:
-            i += 1
-            continue
-        while j < len(tokens) and words[j] and _ROADISH.fullmatch(words[j]):
-            j += 1
-        start = _address_start(tokens, words, i)
-        end = _address_end(tokens, words, j - 1, start)
-        if j > i + 1 and (any(c.isdigit() for c in text[start:end]) or _MARK in text[start:end]):
-            spans.append((start, end))
-            i = j
-        else:
-            i += 1
-    return spans
-
-
-def _address_head(words: list[str], i: int) -> int:
-    """Index of the first word after the head of an address starting at word *i*, or 0."""
-    if words[i] == _MARK:  # an address a recognizer found: take what follows
-        return i + 1
-    if _FIRST_UNIT.fullmatch(words[i]) and (
-        _SECOND_UNIT.fullmatch(words[i + 1]) or words[i + 1] == _MARK
-    ):
-        return i + 2
-    return 0
-
-
-def _address_start(tokens: list[tuple[int, str]], words: list[str], i: int) -> int:
-    at, token = tokens[i]
-    if words[i] == _MARK:
-        return at + token.index(_MARK)
-    return at + len(token) - len(token.lstrip(_PUNCT))
-
-
-def _address_end(tokens: list[tuple[int, str]], words: list[str], k: int, start: int) -> int:
-    """End of the address whose last word is *k*: a particle after it is not the address."""
-    at, last = tokens[k]
-    end = at + len(last.rstrip(_PUNCT))
-    if words[k] == _MARK:
-        return at + last.index(_MARK) + len(_MARK)
-    if number := _NUMBER_PARTICLE.fullmatch(words[k]):  # 328로: number + particle
-        return end - len(number.group(1))
-    if ")" in last and last[last.rindex(")") + 1 :] in _PARTICLES:
-        return at + last.rindex(")") + 1  # (정남안이면)로: 로 is a particle here
-    tail = _ROADISH.fullmatch(words[k])
-    if tail is not None and tail.group("particle") and end - len(tail.group("particle")) > start:
-        return end - len(tail.group("particle"))  # 서초대로 12로 배송
-    return end
-
-
-_MARK = "[ADDRESS]"
-_PARTICLES = frozenset(["로", "으로", "에", "에서", "의", "까지"])
-_NUMBER_PARTICLE = re.compile(
-    r"(?:지하|산)?\d{1,5}(?:-\d{1,5})?(?:번지|호)?(으로|로|에서|에|의|까지)"
-)
-_PUNCT = "()[]{}<>,.;:!?\"'"

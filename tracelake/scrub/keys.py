@@ -28,7 +28,9 @@ _SEPARATORS = re.compile(r"[-_.\s]")
 # LLM usage counters (prompt_tokens, completion_tokens_details, max_tokens) are counts.
 _TOKEN_COUNTS = re.compile(r".*tokens(?:details)?$|^maxtokens?$|^tokencount$|^numtokens$")
 _CREDENTIAL = re.compile(
-    r"authorization|cookie|token(?!iz)|apikey|secret|passw(?:or)?d|^pwd$|^pw$|(?<!by)(?<!com)pass$|"
+    r"authorization|cookie|token(?!iz)|apikey|secret|passw(?:or)?d|pwd$|pw$|(?<!by)(?<!com)pass$|"
+    r"(?:encryption|signing|master|jwt|hmac|aes|api|access|client|private|license|openai|"
+    r"anthropic|stripe|github|slack|aws|service|webhook|app|admin|root)key$|auth$|"
     r"passcode|passkey|passphrase|credential|"
     r"privatekey|accesskey|signature|^session$|sessioncookie|sessiontoken|sessionkey|csrf|xsrf|"
     r"^otp$|otpcode|^pin$|pincode|^cvc$|^cvv$|securitycode|clientsecret|^auth$|^jwt$"
@@ -79,7 +81,12 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         "KR_ADDRESS",
     ),
     (
-        re.compile(r"receiver|recipient|rcvr|rcver|addressee|^holder$|cardholder|accountholder"),
+        re.compile(
+            r"receiver|recipient|rcvr|rcver|addressee|^holder$|cardholder|accountholder|"
+            r"^(?:assignee|assignedto|signedby|signer|author|reviewer|reviewedby|approver|"
+            r"approvedby|createdby|updatedby|modifiedby|requester|requestedby|reporter|"
+            r"reportedby|submittedby|submitter|handledby|contactperson)$"
+        ),
         "PERSON",
     ),
     (
@@ -156,7 +163,8 @@ _THING_ID = re.compile(
     r"seller|store|shop|coupon|promo|promotion|cart|transaction|txn|approval|apprv|receipt|"
     r"ticket|job|batch|category|cat|brand|option|opt|warehouse|carrier|courier|stock|lot|"
     r"model|catalog|listing|offer|deal)"
-    r"(?:id|no|num|number|seq|code|cd|key|ids|nos)$|^sku$|^skus$"
+    r"(?:id|no|num|number|seq|code|cd|key|ids|nos)$|^skus?$|"
+    r"^(?:barcode|ean|ean13|gtin|gtin13|upc|isbn|isbn13|jan|tracking|waybill|invoice|order)s?$"
 )
 # Keys naming a thing (toolName, fileName, productName): not a person.
 _THING_NAME = re.compile(
@@ -171,7 +179,8 @@ _THING_NAME = re.compile(
 # A number under a credential-looking key is a quantity when the key says so
 # (token_ttl_s, max_tokens, session_timeout, password_min_length, cookie_max_age).
 QUANTITY = re.compile(
-    r"ttl|ttls$|timeout|expires?in|expiry|expiration|maxage|age$|count|cnt$|size|length|len$|"
+    r"ttl|ttls$|budget|views|revenue|seed|clicks|impressions|sales|stock|balance|"
+    r"timeout|expires?in|expiry|expiration|maxage|age$|count|cnt$|size|length|len$|"
     r"limit|max|min|seconds?$|secs?$|ms$|millis|minutes?$|mins?$|hours?$|days?$|^n[a-z]|num$|"
     r"retries|attempts|bytes|version|ver$|interval|window|remaining|used|total|rate|ttls$|"
     r"amount|amt$|price|cost|fee|qty|quantity|duration|elapsed|latency|offset|page|score|"
@@ -209,8 +218,13 @@ _ID_KEYS = frozenset(
 )
 
 
+_NUMBERED = re.compile(r"(?<=[a-z])\d{1,2}$")
+
+
 def normalize(key: str) -> str:
-    return _SEPARATORS.sub("", key).lower()
+    """*key* lower-cased without separators, and without the number of a numbered field
+    (hp1/hp2/hp3, card1..card4, addr2: the parts of one value)."""
+    return _NUMBERED.sub("", _SEPARATORS.sub("", key).lower())
 
 
 def _credential_class(norm: str) -> tuple[KeyClass, str]:
@@ -281,6 +295,20 @@ def is_reason_key(key: str) -> bool:
     """Whether *key* names a reason (``reason``, ``failure_reason``, ``finish_reason``): a
     label that can be prose, written by a user or quoting one."""
     return "reason" in normalize(key)
+
+
+_ROLE = re.compile(
+    r"^(?:assignee|assignedto|signedby|signer|author|reviewer|reviewedby|approver|approvedby|"
+    r"createdby|updatedby|modifiedby|requester|requestedby|reporter|reportedby|submittedby|"
+    r"submitter|handledby)$"
+)
+
+
+@lru_cache(maxsize=8192)
+def is_role_key(key: str) -> bool:
+    """Whether *key* names who did something (created_by, assignee, owner): a person, or a
+    service account written as an identifier (``scheduler``, ``ci-bot``)."""
+    return _ROLE.match(normalize(key)) is not None
 
 
 @lru_cache(maxsize=8192)

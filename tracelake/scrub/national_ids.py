@@ -13,7 +13,7 @@ shape, and where the shape is close to an order or product code, by its check ch
 * Spanish DNI (``12345678Z``) and NIE (``X1234567L``), check letter;
 * Singapore NRIC/FIN (``S1234567D``), shape;
 * Hong Kong identity card with its check digit in brackets (``A123456(7)``), shape;
-* Indian PAN (``ABCPE1234F``), shape (the fourth letter names the holder's kind);
+* Indian PAN (``ABCPE1234F``), shape;
 * Finnish personal identity code (``290766-538R``), French NIR of Corsica (``2A``), shape.
 """
 
@@ -42,7 +42,7 @@ _CHINA_X = re.compile(r"(?<![A-Za-z0-9])\d{17}[Xx]" + _EDGE_R)
 _SPAIN = re.compile(_EDGE_L + r"([XYZ]?)(\d{7,8})-?([A-Z])" + _EDGE_R)
 _SINGAPORE = re.compile(_EDGE_L + r"[STFGM]\d{7}[A-Z]" + _EDGE_R)
 _HONG_KONG = re.compile(_EDGE_L + r"[A-Z]{1,2}\d{6}\s?\([0-9A]\)")
-_PAN = re.compile(_EDGE_L + r"[A-Z]{3}[PCHFATBLJG][A-Z]\d{4}[A-Z]" + _EDGE_R)
+_PAN = re.compile(_EDGE_L + r"[A-Z]{5}\d{4}[A-Z]" + _EDGE_R)
 _HINT = re.compile(r"\d\d")
 
 # Taiwan: the letter's two-digit code (A=10 ... Z=33, in this order).

@@ -49,8 +49,34 @@ forwarded encoding length language control cache allow vary expect range etag ww
 retry after proxy upgrade via warning strict transport security frame policy csrf xsrf
 api sdk cli ui id ip tls ssl dns tcp udp sql db os aws gcp azure s3 ec2 iam
 tel fax mobile mob cell hp ph no nr path domain secure httponly samesite expires max age lax
+password passwd pwd server database uid x dsn driver port timeout pool host user auth token
 """
-COMMON_WORDS = frozenset(w for w in _EN.split() if "-" not in w)
+# Services, brands, carriers and large cities that agents' text names all the time and that
+# are not given names or surnames: every word that is a first or last name in any of Faker's
+# locales was taken out (Claude, Sydney, London, Phoenix, Lotte, Zara, ...), and so were
+# romanised surnames (Hong, Kong).
+_NAMED_THINGS = """
+stripe paypal shopify amazon aws google gmail youtube apple iphone ipad macbook microsoft
+windows azure github gitlab slack discord notion figma jira confluence atlassian salesforce
+zendesk intercom twilio sendgrid mailgun auth0 cloudflare vercel netlify heroku docker
+kubernetes postgres postgresql mysql redis mongodb kafka elasticsearch openai anthropic
+chatgpt gemini llama mistral naver kakao kakaotalk coupang gmarket auction 11st tmon wemakeprice
+baemin yogiyo toss tosspayments nicepay inicis danal samsung galaxy lg hyundai sk kt
+shinsegae emart homeplus cj hanjin logen epost fedex ups dhl usps tnt ems sagawa yamato
+visa mastercard amex jcb unionpay alipay wechat rakuten ebay etsy walmart target costco
+ikea nike adidas uniqlo airwrap sony nintendo playstation xbox netflix spotify uber
+lyft airbnb booking expedia
+seoul busan incheon daegu daejeon gwangju ulsan suwon seongnam jeju gangnam pangyo tokyo osaka
+kyoto yokohama beijing shanghai shenzhen guangzhou taipei singapore bangkok hanoi
+jakarta melbourne berlin munich frankfurt amsterdam barcelona rome
+vienna zurich geneva brussels stockholm oslo copenhagen helsinki dublin moscow istanbul
+dubai mumbai delhi bangalore toronto vancouver montreal chicago boston seattle dallas
+miami denver angeles
+korea japan china taiwan usa america canada mexico brazil germany italy uk
+britain england europe
+ultra pro plus mini lite max air edition series model
+"""
+COMMON_WORDS = frozenset(w for w in (_EN + _NAMED_THINGS).split() if "-" not in w)
 
 # Lower-case words that join the parts of a name or an address ("Anne de la Tour",
 # "12, rue de la Paix", "Flat 3, Baker lane").

@@ -23,6 +23,7 @@ from tracelake.scrub.keys import (
     is_number_key,
     is_quantity,
     is_reason_key,
+    is_role_key,
     names_vocabulary,
     normalize,
 )
@@ -290,6 +291,13 @@ class Walker:
             and not kept_as_id(str(value))
         ):
             return self.identifier(str(value), path)
+        if value.__class__ is int and is_number_key(key):
+            # a thing's number (barcode 8801234567893, isbn 978...): the shape of a resident
+            # or card number is a coincidence here; a mobile number is not
+            if detect_int(value, strict=False) == "PHONE_NUMBER":
+                self.hit(path, "PHONE_NUMBER")
+                return "[PHONE_NUMBER]"
+            return value
         if isinstance(value, _INT_FLOAT):
             return self.number(value, path, strict=False)
         return self.value(value, path, depth + 1)
@@ -322,8 +330,12 @@ class Walker:
         if kclass is KeyClass.CREDENTIAL:
             # token_ttl_s: 3600 is a duration, not a credential
             return isinstance(value, _INT_FLOAT) and is_quantity(key)
-        # {"name": "lookup_customer"} names a tool, not a person
-        return kclass is KeyClass.PERSON and normalize(key) == "name" and is_identifier_name(value)
+        # {"name": "lookup_customer"} names a tool, {"created_by": "scheduler"} a service
+        return (
+            kclass is KeyClass.PERSON
+            and (normalize(key) == "name" or is_role_key(key))
+            and is_identifier_name(value)
+        )
 
 
 def _integral(value: float) -> bool:
