@@ -55,7 +55,7 @@ def test_role_keys_hold_a_person_or_a_service(scrubber: Scrubber) -> None:
 
 
 def test_thing_numbers_under_their_keys_stay(scrubber: Scrubber) -> None:
-    args = {"barcode": 8801234567893, "isbn": 9788912345678, "tracking": 512345678901}
+    args = {"barcode": 8801234567893, "isbn": 9788912345678, "trackingNo": 512345678901}
     args |= {"views": 12345678, "token_budget": 4000}
     assert _args(scrubber, args) == args
 

@@ -164,7 +164,7 @@ _THING_ID = re.compile(
     r"ticket|job|batch|category|cat|brand|option|opt|warehouse|carrier|courier|stock|lot|"
     r"model|catalog|listing|offer|deal)"
     r"(?:id|no|num|number|seq|code|cd|key|ids|nos)$|^skus?$|"
-    r"^(?:barcode|ean|ean13|gtin|gtin13|upc|isbn|isbn13|jan|tracking|waybill|invoice|order)s?$"
+    r"^(?:barcode|ean|ean13|gtin|gtin13|upc|isbn|isbn13|jancode)$"  # scalars (not orders: a list)
 )
 # Keys naming a thing (toolName, fileName, productName): not a person.
 _THING_NAME = re.compile(
