@@ -24,7 +24,8 @@ Span = tuple[int, int, str]
 _API_KEY = re.compile(
     r"(?i)(?<![A-Za-z0-9])(?:gh[pousr]_|github_pat_|xox[abposr]-|xapp-|sk-(?:proj-|ant-|live-)?|"
     r"sk_(?:live|test)_|rk_(?:live|test)_|pk_(?:live|test)_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|"
-    r"npm_|hf_|SG\.)[A-Za-z0-9_\-.]{12,}"
+    r"npm_|hf_|SG\.|shp(?:at|ss|ca|pa)_|do[opr]_v1_|sq0(?:atp|csp)-|xoxe\.|pypi-|glsa_|"
+    r"figd_|lin_api_|dapi|sntrys_)[A-Za-z0-9_\-.]{12,}"
 )
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]*(?::[^/\s@]*)?@")
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
@@ -67,7 +68,8 @@ SECRET_WORDS = (
     r"토큰|パスワード|暗証番号|密码|密碼|口令)"
 )
 _SECRET_WORD = re.compile(
-    SECRET_WORDS + r"(?:[는은]|\s+(?:is|was))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
+    SECRET_WORDS
+    + r"(?:[는은]|\s+(?:is|was|set to|changed to|reset to|updated to|now|to))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
     r"([^\s,;\"'<>]{3,64})"
 )
 SECRET_WORD_HINT = re.compile(SECRET_WORDS)
@@ -101,14 +103,32 @@ def spans(text: str, out: list[Span]) -> None:
     if SECRET_WORD_HINT.search(text):
         secret_word_spans(text, out)
     if "=" in text:
-        for match in _QUERY_PARAM.finditer(text):
-            kclass, entity = classify(match.group(2))
-            if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
-                out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+        _query_param_spans(text, out)
     if "=" in text or ":" in text:
         _key_value_spans(text, out)
     if " -" in text or text.startswith("-"):
         cli_password_spans(text, out)
+    if _LOGIN_HINT.search(text):
+        login_pair_spans(text, out)
+
+
+def _query_param_spans(text: str, out: list[Span]) -> None:
+    """Query parameters the key rules hide, and short-named ones with a random value."""
+    for match in _QUERY_PARAM.finditer(text):
+        kclass, entity = classify(match.group(2))
+        if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
+            out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
+        elif match.group(2).lower() in _SHORT_SECRET_PARAMS and _RANDOM.search(match.group(3)):
+            out.append((match.start(3), match.end(3), "CREDENTIAL"))  # ?key=z012KgUqtrd
+
+
+# Query parameters whose short names carry a secret in signed, reset and OAuth links
+# (?key=, ?code=, ?sig=, ?hash=, ?k=, ?s=, ?t=), when the value looks random: letters and
+# digits mixed, 8 characters or more (?t=1721900000 and ?s=price are kept)
+_SHORT_SECRET_PARAMS = frozenset(
+    ["key", "code", "sig", "hash", "k", "s", "t", "h", "auth", "nonce", "ticket", "st", "sk"]
+)
+_RANDOM = re.compile(r"^(?=[^&]*[A-Za-z])(?=[^&]*\d)[A-Za-z0-9_\-.~%+/]{8,}$")
 
 
 def _hinted_spans(text: str, out: list[Span]) -> None:
@@ -135,6 +155,18 @@ _CLI_PASSWORD = re.compile(
 _CLI_HINT = re.compile(r"(?i:mysql|mariadb|mysqldump|mysqladmin)|(?<!\S)-u\S")
 
 
+# "creds admin:B7ER2N$u#5", "login with admin / commodi8937#": the part after the user
+_LOGIN_PAIR = re.compile(
+    r"(?i:\b(?:creds|credentials|login(?: with)?|log in with|sign in with|account)\s*:?\s+)"
+    r"[^\s:/]{1,64}\s*[:/]\s*([^\s\"'<>]{3,128})"
+)
+
+
+def login_pair_spans(text: str, out: list[Span]) -> None:
+    """The password of a user/password pair after a login word (:data:`_LOGIN_PAIR`)."""
+    out.extend((m.start(1), m.end(1), "CREDENTIAL") for m in _LOGIN_PAIR.finditer(text))
+
+
 def cli_password_spans(text: str, out: list[Span]) -> None:
     """Passwords on a command line (:data:`_CLI_PASSWORD`); ``-p`` glued to its value only
     in a MySQL/MariaDB/sshpass command or next to ``-u`` (elsewhere ``-p8080`` is a port)."""
@@ -157,12 +189,20 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
         if kclass is KeyClass.CREDENTIAL:
             if not (_NUMBER.fullmatch(value) and is_quantity(key)):  # token_ttl_s=3600
                 out.append((match.start(2), match.end(2), "CREDENTIAL"))
+        elif value.lower() in _NO_VALUE:
+            continue
         elif kclass is KeyClass.PSEUDONYM or (
             kclass is KeyClass.PERSON
             and not value.startswith(("/", "[", "http"))  # Location: /orders/1, a marker
             and not (normalize(key) == "name" and is_identifier_name(value))
         ):
             out.append((match.start(2), match.end(2), entity))
+
+
+_LOGIN_HINT = re.compile(r"(?i:creds|credentials|login|log in|sign in|account)")
+_NO_VALUE = frozenset(
+    ["none", "null", "nil", "n/a", "na", "-", "unknown", "empty", "true", "false"]
+)
 
 
 def sensitive_key(key: str) -> bool:
@@ -185,7 +225,7 @@ def passport_spans(text: str, out: list[Span]) -> None:
 
 API_HINT = re.compile(
     r"(?i:gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|"
-    r"hf_|SG\.)"
+    r"hf_|SG\.|shp(?:at|ss|ca|pa)_|do[opr]_v1_|sq0|pypi-|glsa_|figd_|lin_api_|dapi|sntrys_)"
 )
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9]{20,}")
 

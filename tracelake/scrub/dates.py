@@ -34,7 +34,7 @@ DATE_SHAPE = re.compile(
     r"(?:19|20)\d{2}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)\d{2}"
 )
 _BIRTH = re.compile(
-    r"(?i:생년월일|생일|출생|년생|일생|birth|born|\bdob\b|d\.o\.b|geboren|geburt|naissance|\bné|誕生|生年月日|出生)"
+    r"(?i:생년월일|생일|출생|년생|일생|(?<=\d)생|birth|born|\bdob\b|d\.o\.b|geboren|geburt|naissance|\bné|誕生|生年月日|出生)"
 )
 
 

@@ -29,12 +29,21 @@ _DIGIT_RUN = re.compile(
     r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
     r"(?![A-Za-z0-9_])"
 )
+# Words that name an id by themselves (송장 512345678901, order 2026072512345) and words
+# that do only with a number word after them (요청번호 12345678, not 요청: 080-9859-8559).
+_NUMBER_WORD = r"(?:번호|코드|no\.?|number|num|id|#|code)"
 _ID_LABEL = re.compile(
-    r"(?i:(?:주문|송장|운송장|배송|택배|상품|클레임|반품|교환|환불|결제|승인|영수증|거래|요청|접수|"
-    r"쿠폰|invoice|order|tracking|waybill|shipment|parcel|claim|delivery|refund|return|goods|"
-    r"product|item|sku|transaction|txn|receipt|reference|ref|(?<!bad )(?<!invalid )request|ticket|case|"
-    r"barcode|ean|gtin|upc|isbn|대한통운|통운|한진|롯데|우체국|로젠|경동|cj|fedex|ups|dhl|usps|ems|tnt)"
-    r"\s*(?:번호|no\.?|number|num|id|#|code)?\s*[:#=]?\s*)$"
+    r"(?i:(?:주문|송장|운송장|택배|상품|클레임|반품|invoice|order|tracking|waybill|shipment|parcel|"
+    r"claim|delivery|goods|product|item|sku|barcode|ean|gtin|upc|isbn|대한통운|통운|한진|롯데|"
+    r"우체국|로젠|경동|cj|fedex|ups|dhl|usps|ems|tnt)"
+    rf"\s*{_NUMBER_WORD}?"
+    r"|(?:배송|교환|환불|결제|승인|영수증|거래|요청|접수|쿠폰|refund|return|transaction|txn|receipt|"
+    rf"reference|ref|(?<!bad )(?<!invalid )request|ticket|case)\s*{_NUMBER_WORD})"
+    r"(?:[는은이가]|\s*is)?[\s:#=]{0,4}$"
+)
+# The shapes of a phone or resident number, which no id label makes an id
+_PERSONAL_SHAPE = re.compile(
+    r"0\d{1,2}[-.\s]\d{3,4}[-.\s]\d{4}|\(?\d{3}\)?[-.\s]\d{3}[-.\s]\d{4}|\d{6}[-\s][1-8]\d{6}"
 )
 _PII_WORD = re.compile(
     r"(?i:계좌|account|acct|iban|bank|은행|뱅크|카드|card|phone|tel\b|fax|mobile|전화|연락처|휴대폰|핸드폰|"
@@ -82,6 +91,10 @@ def _digit_entity(run: str, digits: str, before: str) -> str:
 
 
 _NON_DIGIT = re.compile(r"\D")
+_TIMESTAMP = re.compile(r"(?:19|20)\d{2}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_UUID_AT = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 _AFTER_DATE = re.compile(r"\d{8}[\s\-./*|~]+(.+)")
 _RECENT_YMD = re.compile(r"20[1-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\d)")
 
@@ -111,14 +124,15 @@ _LABEL_ENTITY = {"card": "CREDIT_CARD", "cc": "CREDIT_CARD", "rrn": "KR_RRN", "s
 # right before it: an amount, a size, a duration, a count, a timestamp (환불금액 1250000원,
 # 10485760 bytes, ts=1721900000, max_tokens=1000000), unless a personal-data word is near.
 _UNIT_AFTER = re.compile(
-    r"\s?(?i:원|won\b|krw\b|usd\b|eur\b|jpy\b|bytes?\b|[kmgt]i?b\b|ms\b|µs\b|us\b|ns\b|s\b|"
-    r"secs?\b|seconds?\b|tokens?\b|건|개|회|점|포인트|points?\b|views?\b|rows?\b|records?\b|"
-    r"events?\b|items?\b|times\b|requests?\b|calls?\b|users?\b|chars?\b|characters?\b)"
+    r"\s?(?i:원|won|krw|usd|eur|jpy|bytes?|[kmgt]i?b|ms|µs|us|ns|s|secs?|seconds?|tokens?|건|개|회|점|"
+    r"포인트|points?|views?|rows?|records?|events?|items?|times|requests?|calls?|users?|chars?|"
+    r"characters?)(?![A-Za-z])"
 )
 _QUANTITY_BEFORE = re.compile(
     r"(?i:size|bytes|length|total|count|amount|금액|가격|price|cost|duration|elapsed|latency|"
     r"timeout|epoch|timestamp|\bts|tokens?|offset|limit|seed|views|revenue|budget|quota|usage|"
-    r"balance|잔액|포인트|sum|avg|mean|p\d\d|max|min)[\w.-]{0,24}\s*[:=]?\s*$"
+    r"balance|잔액|포인트|sum|avg|mean|p\d\d|max|min|\bat|\bexp|\biat|\bnbf|created|updated)"
+    r"[\w.-]{0,24}\s*[:=]?\s*$|[?&;](?:t|_|v|ts)=$"
 )
 
 
@@ -126,6 +140,10 @@ def _is_quantity(text: str, start: int, end: int, before: str) -> bool:
     if _PII_WORD.search(before):
         return False
     return _UNIT_AFTER.match(text, end) is not None or _QUANTITY_BEFORE.search(before) is not None
+
+
+_CURRENCY = frozenset("$€£¥₩")
+_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?")
 
 
 def glued_number(text: str) -> bool:
@@ -161,32 +179,46 @@ def spans(text: str, out: list[Span]) -> None:
         return
     _glued_phone_spans(text, out)
     for match in _DIGIT_RUN.finditer(text):
-        run = match.group(0).rstrip(" -./")
-        if len(run) < 7:
-            continue
-        digits = _NON_DIGIT.sub("", run)
-        if len(digits) < 7:
-            continue
-        if _recent_date_first(run, digits):
-            # an id that starts with a recent date (20260725123, 20260725-001), unless a long
-            # number follows the date (20240115 110-123-456789: a date, then an account)
-            rest = _AFTER_DATE.match(run)
-            if rest is None or len(_NON_DIGIT.sub("", rest.group(1))) < 7:
-                continue
+        _judge_run(text, match, out)
+
+
+def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:
+    """One digit run: kept when it is a known-safe id or quantity, else a span."""
+    run = match.group(0).rstrip(" -./")
+    if len(run) < 7:
+        return
+    digits = _NON_DIGIT.sub("", run)
+    if len(digits) < 7:
+        return
+    if _recent_date_first(run, digits):
+        # an id that starts with a recent date (20260725123, 20260725-001), unless a long
+        # number follows the date (20240115 110-123-456789: a date, then an account)
+        rest = _AFTER_DATE.match(run)
+        if rest is not None and len(_NON_DIGIT.sub("", rest.group(1))) >= 7:
             start = match.start() + rest.start(1)
             out.append((start, start + len(rest.group(1)), "NUMBER"))
-            continue
-        if dates.DATE_SHAPE.fullmatch(run):
-            continue  # a date or timestamp: the date rule decides
-        start = match.start()
-        before = text[max(0, start - 24) : start]
-        if (
-            before
-            and run[0] != "+"  # +44 161 ...: an international phone number, never an id
-            and _ID_LABEL.search(before[-16:])
-            and not _PII_WORD.search(before)
-        ):
-            continue
-        if run == digits and _is_quantity(text, start, start + len(run), before):
-            continue
-        out.append((start, start + len(run), _digit_entity(run, digits, before)))
+        return
+    if dates.DATE_SHAPE.fullmatch(run):
+        return  # a date or timestamp: the date rule decides
+    start = match.start()
+    before = text[max(0, start - 24) : start]
+    if _kept(text, run, digits, start, before):
+        return
+    out.append((start, start + len(run), _digit_entity(run, digits, before)))
+
+
+def _kept(text: str, run: str, digits: str, start: int, before: str) -> bool:
+    """An id after its label, a timestamp, a UUID, an amount or another quantity."""
+    if (
+        before
+        and run[0] != "+"  # +44 161 ...: an international phone number, never an id
+        and _ID_LABEL.search(before[-16:])
+        and not _PII_WORD.search(before)
+        and not _PERSONAL_SHAPE.fullmatch(run)
+    ):
+        return True
+    if _TIMESTAMP.match(text, start) or _UUID_AT.match(text, start):
+        return True  # 2026-07-21 13:34:28, a UUID whose first group is digits
+    if before[-1:] in _CURRENCY and _AMOUNT.fullmatch(run):
+        return True  # $96749.04, ₩1,250,000
+    return run == digits and _is_quantity(text, start, start + len(run), before)

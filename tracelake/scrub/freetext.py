@@ -109,7 +109,7 @@ _TRIGGERS = re.compile(
             r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth|id|name|nm|mail|phone|tel|"
             r"no|user|login|member|customer|addr|address)[ \t]*:",
             r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass|login|redis-cli|htpasswd|"
-            r"secret|token)",
+            r"secret|token|creds|credentials|log in|sign in|cookie|session)",
             credentials.API_HINT.pattern,
             credentials.PASSPORT_HINT.pattern,
             credentials.SECRET_WORDS,
@@ -142,6 +142,22 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
     if _DIGIT.search(text):
         dates.spans(text, spans)
         digits.spans(text, spans)
+    _hinted_spans(text, spans)
+    if not text.isascii() and hangul.HANGUL_RUN.search(text):
+        spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
+    if names and (" " in text or "\n" in text):
+        if _UPPER.search(text):
+            latin.latin_spans(text, spans)
+        if latin.LOWER_HINT.search(text):
+            latin.lower_name_spans(text, spans)
+    if not spans:
+        return text, counts
+    text, more = redact(text, spans)
+    return text, _add_counts(counts, more) if counts else more
+
+
+def _hinted_spans(text: str, spans: list[Span]) -> None:
+    """National ids, credentials, e-mail forms and machine text, each behind its hint."""
     national_ids.spans(text, spans)
     if _TRIGGERS.search(text):
         credentials.spans(text, spans)
@@ -149,14 +165,6 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
         email_forms.spans(text, spans)
     if machine.HINT.search(text):
         machine.spans(text, spans)
-    if not text.isascii() and hangul.HANGUL_RUN.search(text):
-        spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
-    if names and (" " in text or "\n" in text) and _UPPER.search(text):
-        latin.latin_spans(text, spans)
-    if not spans:
-        return text, counts
-    text, more = redact(text, spans)
-    return text, _add_counts(counts, more) if counts else more
 
 
 def _plain_token(text: str) -> bool:
@@ -167,7 +175,7 @@ def _plain_token(text: str) -> bool:
         _ID_TOKEN.fullmatch(text) is not None
         and credentials.API_HINT.search(text) is None
         and not digits.glued_number(text)
-        and machine.HOST_IP.search(text) is None
+        and not machine.in_token(text)
         and not (":" in text and credentials.sensitive_key(text.partition(":")[0]))
     )
 

@@ -60,13 +60,12 @@ _HONORIFICS = ("님", "씨", "군", "양", "고객님", "고객", "회원님", "
 _PARTICLE_WORDS = """이 가 은 는 을 를 의 와 과 도 로 으로 께 만 에게 한테 께서 에게서 한테서 이랑 랑 하고 처럼
     보다 부터 까지 이나 나 이며 며 이고 고 이다 다 이에요 예요 에요 입니다 이었다 였다 이었나 였나
     이세요 세요 인데 인가 인가요 요 네 꺼 거 댁 이라고 라고 이라는 라는 이라 라 조차 마저 밖에 뿐
-    이야 야 아 이여 여 께요 이죠 죠 인지 이신 신 이시고 시고"""
+    이야 야 아 이여 여 께요 이죠 죠 인지"""
 _NAME_PARTICLES = frozenset(_PARTICLE_WORDS.split())
 # The case particles alone: what may follow an ordinary word when a word is judged to split
 # into ordinary words (고지+아 is not 고지 + a vocative: 고지아 is a name).
 _CORE_PARTICLES = frozenset(
-    _NAME_PARTICLES
-    - {"아", "야", "여", "이여", "이야", "다", "고", "며", "나", "라", "신", "거", "네"}
+    _NAME_PARTICLES - {"아", "야", "여", "이여", "이야", "다", "고", "며", "나", "라", "거", "네"}
 )
 _LONGEST_PARTICLE = max(len(p) for p in _NAME_PARTICLES)
 
@@ -101,7 +100,8 @@ _PLACE = re.compile(
     r"(?:경상|전라|충청)(?:남|북)도|(?:강원|전북|제주)(?:특별자치)?도|경기도|"
     r"(?:경북|경남|전남|충북|충남)(?:도)?$"
 )
-_HONORIFIC_SUFFIX = re.compile(r"(?:님|씨|고객|회원|귀하|선생)")
+# honorifics, and the dative particles used for people (에게, 한테, 께: "to" a person)
+_HONORIFIC_SUFFIX = re.compile(r"(?:님|씨|고객|회원|귀하|선생|에게|한테|께)")
 _NEXT_HONORIFIC = re.compile(r"\s*(?:님|씨|고객|회원|귀하|선생님|앞|귀중)")
 _PERSON_LABEL = re.compile(
     r"(?:고객|고객명|수령인|수령자|수취인|수신인|받는\s?분|보내는\s?분|주문자|구매자|예금주|명의자?|"
@@ -218,7 +218,7 @@ def _stem_strength(
 _LABELS = (
     "수령인 수령자 수취인 수신인 주문자 구매자 예금주 명의자 담당자 신청인 가입자 보호자 성명 성함 대표자"
     " 고객명 회원명 발송인 발신인 송하인 수하인 인증키 인증번호 보안키 시크릿키 배송지 수령지 배달지"
-    " 거주지 주소지"
+    " 거주지 주소지 배송중 운송장 송장 배송비 주문서 교환중 반품중 결제중 처리중 확인중 준비중 검수중"
 )
 _LABEL_WORDS = frozenset(_LABELS.split())
 # Words that say which customers, before 고객님/회원님 (우수 회원님, 해당 고객님)
@@ -285,6 +285,8 @@ def name_spans(text: str) -> list[tuple[int, int]]:
     runs = list(HANGUL_RUN.finditer(text))
     for i, match in enumerate(runs):
         run = match.group(0)
+        if match.start() and text[match.start() - 1].isdigit():
+            continue  # 129000원입니다, 6시까지, 3건: a unit or counter after a number
         if len(run) < 3:
             spaced = _spaced_name(text, runs, i)
             if spaced is not None:

@@ -58,11 +58,22 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         "PHONE_NUMBER",
     ),
     (
-        re.compile(r"rrn|ssn|residentregistration|jumin|birth|^dob$|brthdy|brthdt|birthday"),
+        re.compile(
+            r"rrn|ssn|residentregistration|jumin|birth|^dob$|brthdy|brthdt|birthday|^bday$|nationalid"
+        ),
         "KR_RRN_OR_BIRTH",
     ),
     (re.compile(r"card(?:no|num|number)?$|cardno|pan$|cardnumber"), "CREDIT_CARD"),
-    (re.compile(r"account(?:no|num|number)?$|acntno|acctno|bankaccount|iban"), "BANK_ACCOUNT"),
+    (
+        re.compile(
+            r"account(?:no|num|number)?$|acntno|acctno|acctnum|acntnum|accno|accnum|bankaccount|iban"
+        ),
+        "BANK_ACCOUNT",
+    ),
+    (
+        re.compile(r"(?:license|licence)?plate(?:no|num|number)?$|carno|vehicleno|carnumber"),
+        "VEHICLE_PLATE",
+    ),
     (re.compile(r"passport|driverlicen[cs]e|licenseno"), "ID_DOCUMENT"),
     (re.compile(r"ipaddr|^ip$|clientip|remoteaddr|xforwardedfor|xrealip"), "IP_ADDRESS"),
     (
@@ -72,7 +83,7 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"^(?:geo|gps|home|delivery|dlv|user|cust)?(?:lat|lng|lon|latitude|longitude)$|"
-            r"^(?:geo|gps)?(?:coords?|coordinates|location|position|latlng|latlon|point)$"
+            r"^(?:geo|gps)?(?:coords?|coordinates|location|position|latlng|latlon|point)$|^gps$|^geo$"
         ),
         "LOCATION",
     ),
@@ -181,7 +192,7 @@ _THING_NAME = re.compile(
 QUANTITY = re.compile(
     r"ttl|ttls$|budget|views|revenue|seed|clicks|impressions|sales|stock|balance|"
     r"timeout|expires?in|expiry|expiration|maxage|age$|count|cnt$|size|length|len$|"
-    r"limit|max|min|seconds?$|secs?$|ms$|millis|minutes?$|mins?$|hours?$|days?$|^n[a-z]|num$|"
+    r"limit|max|min|seconds?$|secs?$|ms$|millis|minutes?$|mins?$|hours?$|days?$|^n(?:items|rows|records|events|tokens|samples|steps|calls|retries|workers|threads|bytes|pages|results|chars|lines|files)$|num$|"
     r"retries|attempts|bytes|version|ver$|interval|window|remaining|used|total|rate|ttls$|"
     r"amount|amt$|price|cost|fee|qty|quantity|duration|elapsed|latency|offset|page|score|"
     r"weight|height|width|percent|ratio|step|index|idx$|level|priority|epoch|timestamp|ts$|"

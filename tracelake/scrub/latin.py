@@ -40,6 +40,10 @@ _CAPS_PARTS = re.compile(r"[-'.]")
 _INNER_CAP = re.compile(r"[-'’.][A-Z]")
 _NAME_PREFIX = re.compile(r"(?:Mc|Mac|O'|D'|Di|De|Le|La|Van|Von)[A-Z][a-z]+")
 _JOINABLE = ("anchor", "cap", "join")
+_CODE_SUFFIX = re.compile(
+    r"(?:Error|Exception|Warning|Service|Client|Handler|Request|Response|Event|Config|Manager|"
+    r"Controller|Factory|Provider|Adapter|Repository|Model|Schema|Type|Id|Api|Tool)$"
+)
 
 
 @lru_cache(maxsize=65536)
@@ -62,8 +66,9 @@ def kind(word: str) -> str:
 def _all_caps_kind(word: str) -> str:
     if word in _MILITARY_POST:
         return "anchor"
-    if all(p in COMMON_WORDS for p in _CAPS_PARTS.split(word.lower()) if p):
-        return "cap"
+    parts = [p for p in _CAPS_PARTS.split(word.lower()) if p]
+    if all(p in COMMON_WORDS for p in parts) and (len(parts) == 1 or min(map(len, parts)) > 2):
+        return "cap"  # I-AN, SU-IN: parts of a romanised given name, not two words
     letters = word.replace("-", "").replace("'", "").replace(".", "")
     if letters.isalpha() and len(letters) >= 2:
         return "caps"  # LI CHIA-HU: a name only next to another name word
@@ -77,6 +82,8 @@ def _capitalised_kind(word: str) -> str:
             return "anchor"  # GérardVille: code identifiers are ASCII
         if _NAME_PREFIX.fullmatch(word):
             return "anchor"
+        if _CODE_SUFFIX.search(word):
+            return "stop"  # ValueError, OrderService, HttpClient: a class name
         return "pascal"  # PascalCase: an identifier, unless inside a name or address
     if word.lower().rstrip(".") in STREET_WORDS:
         return "anchor"  # Street, Suite, Apt., Box, Flat, Studio, Rue ...
@@ -172,3 +179,56 @@ def latin_spans(text: str, out: list[Span]) -> None:
         if entity is not None:
             out.append((words[lo].start(), words[hi].end(), entity))
         i = hi + 1
+
+
+# -- names in lower case --------------------------------------------------------------------
+# A name written in lower case has no capital to betray it; its label does (name: john smith,
+# customer rosenda jerez called, From: olivia permadi <...>, 수령인 marco rossi). Strong labels
+# (a colon or "=", a name word, a title, a Korean person label) announce one word or more;
+# weak ones (customer, client, hi) two or more, so "customer complained" stays.
+_STRONG_LABEL = (
+    r"(?i:\b(?:(?:full|first|last|given|family|customer|client|contact|recipient|receiver|sender|"
+    r"buyer|user|account|card ?holder|guest|passenger|patient|member)[ _]?)?name\s*[:=]"
+    r"|\b(?:customer|client|recipient|receiver|addressee|buyer|orderer|consignee|shipper|sender|"
+    r"contact|attn|attention|signed(?: by)?|regards|assignee|owner|holder)\s*[:=,]"
+    r"|(?m:^(?:from|to|cc|bcc|reply-to)\s*:)"
+    r"|\b(?:dear|mr|mrs|ms|miss|mx|dr|prof|sir|madam)\b\.?)"
+    r"|수령인|주문자|예금주|이름|성명|성함|받는\s?분|보내는\s?분|고객명"
+)
+_WEAK_LABEL = r"(?i:\b(?:customer|client|buyer|guest|passenger|patient|member|hi|hello|hey|user))"
+_LOWER_LABEL = re.compile(rf"(?:(?P<strong>{_STRONG_LABEL})|(?P<weak>{_WEAK_LABEL}))\s*")
+_LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’\-]{1,30}(?![\w'’\-])")
+LOWER_HINT = re.compile(rf"{_STRONG_LABEL}|{_WEAK_LABEL}")
+
+
+def _ordinary(word: str) -> bool:
+    """A common English word or a regular inflection of one (wants, called, asking,
+    boxes); the stripping is strict so that a name is not read as one (bagas is not bag)."""
+    if word in COMMON_WORDS or word in NAME_PARTICLES or word in STREET_WORDS:
+        return True
+    if word.endswith("es") and word[:-2].endswith(("s", "x", "ch", "sh")):
+        return word[:-2] in COMMON_WORDS
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1] in COMMON_WORDS
+    for suffix in ("ed", "ing"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            base = word[: -len(suffix)]
+            return base in COMMON_WORDS or base + "e" in COMMON_WORDS or base[:-1] in COMMON_WORDS
+    return False
+
+
+def lower_name_spans(text: str, out: list[Span]) -> None:
+    """Append the spans of lower-case names after a person label (see above)."""
+    for label in _LOWER_LABEL.finditer(text):
+        pos, words = label.end(), list[re.Match[str]]()
+        while len(words) < 4:
+            match = _LOWER_NAME_WORD.match(text, pos)
+            if match is None or _ordinary(match.group(0).lower()):
+                break
+            words.append(match)
+            gap = re.match(r"[ \t]", text[match.end() : match.end() + 1])
+            if gap is None:
+                break
+            pos = match.end() + 1
+        if words and (label.group("strong") is not None or len(words) >= 2):
+            out.append((words[0].start(), words[-1].end(), "PERSON"))

@@ -2,6 +2,8 @@
 
     .venv/bin/python -m tracelake.scrub.lexicon_build
 
+It also writes ``data/en_words.txt.gz`` (:func:`build_english`, needs faker).
+
 The Korean name rule (:mod:`tracelake.scrub.hangul`) needs to know whether a Hangul word
 that starts with a surname syllable (이어폰, 정수기, 주문자, 고구마) is an ordinary word. Kiwi's
 tagger cannot say so reliably: in measurements it tagged Faker names as common nouns
@@ -56,5 +58,35 @@ def main() -> None:
     print(f"{OUT}: {len(words)} words, {len(given)} given-name forms")
 
 
+EN_OUT = Path(__file__).with_name("data") / "en_words.txt.gz"
+
+
+def build_english() -> list[str]:
+    """Common English words (Faker's ``en_US`` lorem list, about 970 words) that are not a
+    first or last name in any of Faker's locales: more of the allow-list of
+    :mod:`tracelake.scrub.latin` (a word kept there is never taken for a name)."""
+    from faker import Faker  # type: ignore[import-not-found,unused-ignore]
+    from faker.config import AVAILABLE_LOCALES  # type: ignore[import-not-found,unused-ignore]
+    from faker.providers.lorem.en_US import (  # type: ignore[import-not-found,unused-ignore]
+        Provider,
+    )
+
+    names: set[str] = set()
+    for locale in AVAILABLE_LOCALES:
+        person = Faker(locale).provider("faker.providers.person")
+        for attr in ("first_names", "last_names", "first_names_male", "first_names_female"):
+            values = getattr(person, attr, None) or ()
+            names.update(str(v).lower() for v in values)
+    return sorted({w.lower() for w in Provider.word_list} - names)
+
+
+def main_english() -> None:
+    words = build_english()
+    text = "\n".join(words) + "\n"
+    EN_OUT.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+    print(f"{EN_OUT}: {len(words)} words")
+
+
 if __name__ == "__main__":
     main()
+    main_english()

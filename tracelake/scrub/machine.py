@@ -9,7 +9,8 @@
   .amazonaws.com``): the four numbers;
 * the machine-readable zone of a passport or an id card (``P<USAPALMER<<SUZANNE<<<...``):
   the whole line;
-* webhook URLs whose path is the secret (Slack, Discord, Teams): the path after the host.
+* webhook URLs whose path is the secret (Slack, Discord, Teams): the path after the host;
+* coordinates after geo:/lat/lng/위도/경도, and in degrees, minutes and seconds.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _SERVICE_ACCOUNTS = frozenset(_ACCOUNTS.split())
 _HOME = re.compile(r"(?:/Users/|/home/|\\Users\\|\\Documents and Settings\\)([^/\\\s\"'<>:]{1,64})")
 _MAC = re.compile(
     r"(?<![0-9A-Fa-f:.-])(?:[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
-    r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-])"
+    r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f]|[:.-][0-9A-Fa-f])"
 )
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 HOST_IP = re.compile(rf"(?<=[A-Za-z0-9]-){_OCTET}(?:-{_OCTET}){{3}}(?![\d])")
@@ -37,10 +38,21 @@ _WEBHOOK = re.compile(
     r"(?i:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/|"
     r"webhook\.office\.com/webhookb2/|outlook\.office\.com/webhook/)([^\s\"'<>]+)"
 )
-HINT = re.compile(
-    r"(?i:users|home|documents and settings)|[0-9A-Fa-f]{2}[:-][0-9A-Fa-f]{2}[:-]|"
-    r"[A-Za-z0-9]-\d{1,3}-\d|<<|hook"
+# Coordinates in text: geo:37.5665,126.9780, 위도 37.5665 경도 126.9780, lat=37.56 lng=126.97
+_GEO = re.compile(
+    r"(?i:geo:|lat(?:itude)?\s*[:=]?\s*|lo?ng(?:itude)?\s*[:=]?\s*|위도\s*:?\s*|경도\s*:?\s*)"
+    r"(-?\d{1,3}\.\d{3,}(?:\s*,\s*-?\d{1,3}\.\d{3,})?)"
+    r"|(?<![\d.])\d{1,3}°\s?\d{1,2}['′]\s?\d{1,2}(?:\.\d+)?[\"″]?\s?[NSEW]"
 )
+HINT = re.compile(
+    r"(?i:users|home|documents and settings|geo:|lat|lng|long|°)|위도|경도|[0-9A-Fa-f]{2}[:-][0-9A-Fa-f]{2}[:-]|"
+    r"[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.|[A-Za-z0-9]-\d{1,3}-\d|<<|hook"
+)
+
+
+def in_token(text: str) -> bool:
+    """Whether a code-like token (no spaces) holds a MAC address or an IP in a host name."""
+    return HOST_IP.search(text) is not None or _MAC.search(text) is not None
 
 
 def spans(text: str, out: list[Span]) -> None:
@@ -52,3 +64,6 @@ def spans(text: str, out: list[Span]) -> None:
     out.extend((m.start(), m.end(), "IP_ADDRESS") for m in HOST_IP.finditer(text))
     out.extend((m.start(), m.end(), "PASSPORT") for m in _MRZ.finditer(text))
     out.extend((m.start(1), m.end(1), "CREDENTIAL") for m in _WEBHOOK.finditer(text))
+    for match in _GEO.finditer(text):
+        group = 1 if match.group(1) is not None else 0
+        out.append((match.start(group), match.end(group), "LOCATION"))

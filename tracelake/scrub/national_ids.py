@@ -37,7 +37,9 @@ _CODICE = re.compile(
     _EDGE_L + r"(?i:[A-Z]{6}[\dLMNPQRSTUV]{2}[ABCDEHLMPRST][\dLMNPQRSTUV]{2}[A-Z]"
     r"[\dLMNPQRSTUV]{3}[A-Z])" + _EDGE_R
 )
-_TAIWAN = re.compile(_EDGE_L + r"([A-Z])([1289]\d{8})" + _EDGE_R)
+_TAIWAN = re.compile(_EDGE_L + r"([A-Z])([12]\d{8})" + _EDGE_R)
+# A Korean vehicle plate (12가3456, 123가 4567, 서울12가3456): a person's car, by its shape
+_KR_PLATE = re.compile(r"(?<![\d가-힣])(?:[가-힣]{2})?\d{2,3}\s?[가-힣]\s?\d{4}(?!\d)")
 _CHINA_X = re.compile(r"(?<![A-Za-z0-9])\d{17}[Xx]" + _EDGE_R)
 _SPAIN = re.compile(_EDGE_L + r"([XYZ]?)(\d{7,8})-?([A-Z])" + _EDGE_R)
 _SINGAPORE = re.compile(_EDGE_L + r"[STFGM]\d{7}[A-Z]" + _EDGE_R)
@@ -75,22 +77,29 @@ _LABELLED = re.compile(
     r"(?:personal |tax |citizen )?id(?:entity|entification)? (?:number|no\.?|code)|identity card|"
     r"id card|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|hkid|aadhaar|"
     r"personnummer|henkil[oö]tunnus|fin code|tin|steuer-?id|codice fiscale|"
+    r"driver'?s?[ _-]?licen[cs]e(?: number| no\.?)?|\bdl\b|licen[cs]e (?:number|no\.?)|"
+    r"(?:license |number |licence )?plate(?: number| no\.?)?|registration(?: number| no\.?)?|"
+    r"운전면허(?:번호)?|면허번호|차량번호|번호판|"
     r"주민등록번호|주민번호|외국인등록번호|身份证(?:号码?)?|身分證(?:字號)?|マイナンバー|個人番号)"
     r"(?:\s*(?:no\.?|number|#|번호))?\s*[:=#]?\s*"
     r"((?=[^\s\d]*\d|[A-Z0-9]{5,12}(?![A-Za-z0-9]))[A-Za-z0-9][A-Za-z0-9./-]{3,30}[A-Za-z0-9])"
 )
 _THING_ID = re.compile(r"[A-Za-z]{2,}[-_]")  # ORD-20260725-0001 after "id number"
 _LABEL_HINT = re.compile(
-    r"(?i:ssn|social|national|id|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|"
+    r"(?i:ssn|social|national|id|licen|dl|plate|registration|운전|면허|차량|번호판|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|"
     r"aadhaar|personnummer|henkil|fin |tin|steuer|fiscale)|주민|외국인|身份|身分|マイナンバー|個人番号"
 )
 
 
 def spans(text: str, out: list[Span]) -> None:
-    """Append the spans of the national ids above found in *text*."""
+    """Append the spans of the national ids above found in *text* (and of Korean vehicle
+    plates and ids after a driver's licence or plate word)."""
+    if not text.isascii():
+        out.extend((m.start(), m.end(), "VEHICLE_PLATE") for m in _KR_PLATE.finditer(text))
     if _LABEL_HINT.search(text):
         for match in _LABELLED.finditer(text):
-            if not _THING_ID.match(match.group(1)):
+            label = text[match.start() : match.start(1)].lower()
+            if "id" not in label or not _THING_ID.match(match.group(1)):
                 out.append((match.start(1), match.end(1), "NATIONAL_ID"))
     if _HINT.search(text) is None:
         return

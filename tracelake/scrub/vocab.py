@@ -8,6 +8,10 @@ purpose: a run of capitalised words is kept only if every word is here.
 
 from __future__ import annotations
 
+import gzip
+from http import HTTPStatus
+from pathlib import Path
+
 # English function words, verbs and nouns that start sentences in goals, messages and
 # errors, plus HTTP reason phrases and common technical and commerce words.
 _EN = """
@@ -76,7 +80,39 @@ korea japan china taiwan usa america canada mexico brazil germany italy uk
 britain england europe
 ultra pro plus mini lite max air edition series model
 """
-COMMON_WORDS = frozenset(w for w in (_EN + _NAMED_THINGS).split() if "-" not in w)
+# Faker's common English words that are nobody's name (data/en_words.txt.gz, written by
+# tracelake.scrub.lexicon_build)
+_EN_FILE = Path(__file__).with_name("data") / "en_words.txt.gz"
+_EN_MORE = gzip.decompress(_EN_FILE.read_bytes()).decode("utf-8")
+# The words of HTTP reason phrases (Unprocessable Entity, Precondition Failed) and of SQL and
+# log messages, and imperatives that start an agent's goal
+_HTTP = " ".join(status.phrase for status in HTTPStatus).lower().replace("-", " ")
+_TECH = """
+select insert into values delete from where join inner outer left right group having limit
+duplicate entry constraint violates violation foreign primary unique null integrity relation
+column table schema index syntax near deadlock detected rollback commit transaction savepoint
+summarize summarise list show find fetch lookup look explain describe compare translate draft
+reply respond notify escalate assign schedule cancel refund reissue resend verify validate
+dear regards sincerely best hello hi thanks thank kind greetings subject attached please
+warn warning fatal critical debug trace stack traceback caused raised unhandled
+jan feb mar apr jun jul aug sep sept oct nov dec am pm utc kst gmt
+sku skus ean upc isbn gtin
+"""
+# Titles belong to the name they precede: "Mr [PERSON]" and "[PERSON]" would make two query
+# families of one goal.
+_TITLES = frozenset(["mr", "mrs", "ms", "miss", "mx", "dr", "sir", "madam", "prof"])
+# Romanised Korean and Chinese surnames that are also English words (SONG MIN-JUN, SUN
+# CHIH-MING, FAN YU-TING): never common, so a name in capitals is not split at them.
+_SURNAME_WORDS = (
+    "song son ban won sun long fan mo hu gu lu ma bai yang wang li lin ye yu ko moon kang gang "
+    "bang jang chang tang pan shin sin nam han hang yoon yin"
+)
+_ROMANISED_SURNAMES = frozenset(_SURNAME_WORDS.split())
+COMMON_WORDS = frozenset(
+    w
+    for w in (_EN + _NAMED_THINGS + _EN_MORE + _HTTP + _TECH).split()
+    if "-" not in w and w not in _TITLES and w not in _ROMANISED_SURNAMES
+)
 
 # Lower-case words that join the parts of a name or an address ("Anne de la Tour",
 # "12, rue de la Paix", "Flat 3, Baker lane").
