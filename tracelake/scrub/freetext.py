@@ -103,19 +103,47 @@ _ADDRESS_HINT = re.compile(
 )
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
 # a superset of what credentials.spans can find: its own hints, so the word lists live there
-_TRIGGERS = re.compile(
-    "|".join(
-        (
-            r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth|id|name|nm|mail|phone|tel|"
-            r"no|user|login|member|customer|addr|address)[ \t]*:",
-            r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass|login|redis-cli|htpasswd|"
-            r"secret|token|creds|credentials|log in|sign in|cookie|session)",
-            credentials.API_HINT.pattern,
-            credentials.PASSPORT_HINT.pattern,
-            credentials.SECRET_WORDS,
-        )
+_TRIGGERS_PATTERN = "|".join(
+    (
+        r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth|id|name|nm|mail|phone|tel|"
+        r"no|user|login|member|customer|addr|address)[ \t]*:",
+        r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass|login|redis-cli|htpasswd|"
+        r"secret|token|creds|credentials|log in|sign in|cookie|session)",
+        credentials.API_HINT.pattern,
+        credentials.PASSPORT_HINT.pattern,
+        credentials.SECRET_WORDS,
     )
 )
+
+
+def lower_pattern(pattern: str) -> str:
+    """*pattern* for the lower-cased text, without case-insensitive groups: literals lowered,
+    escapes (\\S, \\W, \\d ...) kept. The standard library's engine runs a case-insensitive
+    alternation of words several times slower than a case-sensitive one (50 against 10 µs on a
+    60-character text), and these hints run on every text."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+        else:
+            out.append(pattern[i].lower())
+            i += 1
+    return "".join(out).replace("(?i:", "(?:")
+
+
+def lowered(text: str) -> str:
+    """*text* lower-cased for the hints (dotless i and long s read as i and s, as the
+    case-insensitive patterns read them)."""
+    low = text.lower()
+    return low if text.isascii() else low.replace("\u0131", "i").replace("\u017f", "s")
+
+
+_TRIGGERS = re.compile(lower_pattern(_TRIGGERS_PATTERN))
+_EMAIL_HINT = re.compile(lower_pattern(email_forms.HINT.pattern))
+_MACHINE_HINT = re.compile(lower_pattern(machine.HINT.pattern))
+_LOWER_NAME_HINT = re.compile(lower_pattern(latin.LOWER_PATTERN))
 
 
 _DIGIT = re.compile(r"\d")
@@ -142,13 +170,14 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
     if _DIGIT.search(text):
         dates.spans(text, spans)
         digits.spans(text, spans)
-    _hinted_spans(text, spans)
+    low = lowered(text)
+    _hinted_spans(text, low, spans)
     if not text.isascii() and hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if names and (" " in text or "\n" in text):
         if _UPPER.search(text):
             latin.latin_spans(text, spans)
-        if latin.LOWER_HINT.search(text):
+        if _LOWER_NAME_HINT.search(low):
             latin.lower_name_spans(text, spans)
     if not spans:
         return text, counts
@@ -156,14 +185,15 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
     return text, _add_counts(counts, more) if counts else more
 
 
-def _hinted_spans(text: str, spans: list[Span]) -> None:
-    """National ids, credentials, e-mail forms and machine text, each behind its hint."""
-    national_ids.spans(text, spans)
-    if _TRIGGERS.search(text):
+def _hinted_spans(text: str, low: str, spans: list[Span]) -> None:
+    """National ids, credentials, e-mail forms and machine text, each behind its hint (the
+    hints run on *low*, the lower-cased text)."""
+    national_ids.spans(text, spans, low)
+    if _TRIGGERS.search(low):
         credentials.spans(text, spans)
-    if email_forms.HINT.search(text):
+    if _EMAIL_HINT.search(low):
         email_forms.spans(text, spans)
-    if machine.HINT.search(text):
+    if _MACHINE_HINT.search(low):
         machine.spans(text, spans)
 
 
@@ -240,7 +270,7 @@ def close_id(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """The pass for values under id keys: provider keys, URL credentials and Hangul names
     only (ids are digit runs and codes by design)."""
     spans: list[Span] = []
-    if _TRIGGERS.search(text):
+    if _TRIGGERS.search(lowered(text)):
         credentials.spans(text, spans)
     if hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))

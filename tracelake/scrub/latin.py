@@ -197,8 +197,8 @@ _STRONG_LABEL = (
 )
 _WEAK_LABEL = r"(?i:\b(?:customer|client|buyer|guest|passenger|patient|member|hi|hello|hey|user))"
 _LOWER_LABEL = re.compile(rf"(?:(?P<strong>{_STRONG_LABEL})|(?P<weak>{_WEAK_LABEL}))\s*")
-_LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’\-]{1,30}(?![\w'’\-])")
-LOWER_HINT = re.compile(rf"{_STRONG_LABEL}|{_WEAK_LABEL}")
+_LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\w'’\-])")
+LOWER_PATTERN = rf"{_STRONG_LABEL}|{_WEAK_LABEL}"  # freetext runs it lowered (lower_pattern)
 
 
 def _ordinary(word: str) -> bool:
