@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, is_quantity, normalize
+from tracelake.scrub.lowered import compile_lowered, lowered
 
 Span = tuple[int, int, str]
 
@@ -94,13 +95,15 @@ _LITERAL_GATED = (
 )
 
 
-def spans(text: str, out: list[Span]) -> None:
-    """Append the spans of the credentials and credential-like values in *text*."""
+def spans(text: str, out: list[Span], low: str = "") -> None:
+    """Append the spans of the credentials and credential-like values in *text* (*low*: the
+    lower-cased text, :func:`tracelake.scrub.lowered.lowered`, for the hints)."""
+    low = low or lowered(text)
     for literal, pattern, entity in _LITERAL_GATED:
         if literal in text:
             out.extend((m.start(), m.end(), entity) for m in pattern.finditer(text))
-    _hinted_spans(text, out)
-    if SECRET_WORD_HINT.search(text):
+    _hinted_spans(text, out, low)
+    if _SECRET_WORD_LOW.search(low):
         secret_word_spans(text, out)
     if "=" in text:
         _query_param_spans(text, out)
@@ -108,7 +111,7 @@ def spans(text: str, out: list[Span]) -> None:
         _key_value_spans(text, out)
     if " -" in text or text.startswith("-"):
         cli_password_spans(text, out)
-    if _LOGIN_HINT.search(text):
+    if _LOGIN_HINT.search(low):
         login_pair_spans(text, out)
 
 
@@ -131,10 +134,12 @@ _SHORT_SECRET_PARAMS = frozenset(
 _RANDOM = re.compile(r"^(?=[^&]*[A-Za-z])(?=[^&]*\d)[A-Za-z0-9_\-.~%+/]{8,}$")
 
 
-def _hinted_spans(text: str, out: list[Span]) -> None:
+def _hinted_spans(text: str, out: list[Span], low: str) -> None:
     """Passport numbers, provider keys and URL credentials, each behind its cheap hint."""
-    passport_spans(text, out)
-    if API_HINT.search(text):
+    if _PASSPORT_LOW.search(low):
+        for match in _PASSPORT.finditer(text):
+            out.append((match.start(1), match.end(1), "PASSPORT"))
+    if _API_LOW.search(low):
         for match in _API_KEY.finditer(text):
             out.append((match.start(), match.end(), "API_KEY"))
     if "://" in text:
@@ -199,7 +204,7 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
             out.append((match.start(2), match.end(2), entity))
 
 
-_LOGIN_HINT = re.compile(r"(?i:creds|credentials|login|log in|sign in|account)")
+_LOGIN_HINT = re.compile(r"creds|credentials|login|log in|sign in|account")  # lowered
 _NO_VALUE = frozenset(
     ["none", "null", "nil", "n/a", "na", "-", "unknown", "empty", "true", "false"]
 )
@@ -272,3 +277,9 @@ def credential_shaped(text: str) -> bool:
         if not token.islower() or (len(token) >= 32 and not _HEX_ONLY.fullmatch(token)):
             return True
     return len(text) >= 40 and any(aws_secret_shaped(m.group(0)) for m in _B64_40.finditer(text))
+
+
+# the hints above, for the lower-cased text
+_API_LOW = compile_lowered(API_HINT.pattern)
+_PASSPORT_LOW = compile_lowered(PASSPORT_HINT.pattern)
+_SECRET_WORD_LOW = compile_lowered(SECRET_WORD_HINT.pattern)
