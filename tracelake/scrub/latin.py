@@ -201,10 +201,14 @@ _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\
 LOWER_PATTERN = rf"{_STRONG_LABEL}|{_WEAK_LABEL}"  # freetext runs it lowered (lower_pattern)
 
 
-def _ordinary(word: str) -> bool:
+def _ordinary(word: str, first: bool = True) -> bool:
     """A common English word or a regular inflection of one (wants, called, asking,
-    boxes); the stripping is strict so that a name is not read as one (bagas is not bag)."""
-    if word in COMMON_WORDS or word in NAME_PARTICLES or word in STREET_WORDS:
+    boxes); the stripping is strict so that a name is not read as one (bagas is not bag).
+    After a name's first word, street words and particles are parts of it (corrado green,
+    anne de la tour)."""
+    if word in COMMON_WORDS:
+        return True
+    if first and (word in NAME_PARTICLES or word in STREET_WORDS):
         return True
     if word.endswith("es") and word[:-2].endswith(("s", "x", "ch", "sh")):
         return word[:-2] in COMMON_WORDS
@@ -223,7 +227,7 @@ def lower_name_spans(text: str, out: list[Span]) -> None:
         pos, words = label.end(), list[re.Match[str]]()
         while len(words) < 4:
             match = _LOWER_NAME_WORD.match(text, pos)
-            if match is None or _ordinary(match.group(0).lower()):
+            if match is None or _ordinary(match.group(0).lower(), first=not words):
                 break
             words.append(match)
             gap = re.match(r"[ \t]", text[match.end() : match.end() + 1])

@@ -93,6 +93,14 @@ _LABEL_HINT = re.compile(
 )
 
 
+# the shapes that need no checksum, in one pass (longest first where two could start at one
+# place)
+_SHAPES = re.compile(
+    "|".join(
+        p.pattern
+        for p in (_CHINA_X, _CODICE, _FRANCE_2AB, _FINLAND, _PAN, _NINO, _HONG_KONG, _SINGAPORE)
+    )
+)
 _SHAPE_HINT = re.compile(r"[a-z][\s(]?\d|\d[a-z]")
 
 
@@ -116,8 +124,7 @@ def _labelled_spans(text: str, out: list[Span]) -> None:
 
 
 def _shape_spans(text: str, out: list[Span]) -> None:
-    for pattern in (_NINO, _CODICE, _CHINA_X, _SINGAPORE, _HONG_KONG, _PAN, _FINLAND, _FRANCE_2AB):
-        out.extend((m.start(), m.end(), "NATIONAL_ID") for m in pattern.finditer(text))
+    out.extend((m.start(), m.end(), "NATIONAL_ID") for m in _SHAPES.finditer(text))
     for match in _TAIWAN.finditer(text):
         if _taiwan_ok(match.group(1), match.group(2)):
             out.append((match.start(), match.end(), "NATIONAL_ID"))

@@ -85,7 +85,8 @@ ultra pro plus mini lite max air edition series model
 _EN_FILE = Path(__file__).with_name("data") / "en_words.txt.gz"
 _EN_MORE = gzip.decompress(_EN_FILE.read_bytes()).decode("utf-8")
 # The words of HTTP reason phrases (Unprocessable Entity, Precondition Failed) and of SQL and
-# log messages, and imperatives that start an agent's goal
+# log messages, imperatives that start an agent's goal, month abbreviations (not Jan, Mar and
+# Sep: given names in Faker's locales)
 _HTTP = " ".join(status.phrase for status in HTTPStatus).lower().replace("-", " ")
 _TECH = """
 select insert into values delete from where join inner outer left right group having limit
@@ -95,7 +96,7 @@ summarize summarise list show find fetch lookup look explain describe compare tr
 reply respond notify escalate assign schedule cancel refund reissue resend verify validate
 dear regards sincerely best hello hi thanks thank kind greetings subject attached please
 warn warning fatal critical debug trace stack traceback caused raised unhandled
-jan feb mar apr jun jul aug sep sept oct nov dec am pm utc kst gmt
+feb apr jun jul aug sept oct nov dec am pm utc kst gmt
 sku skus ean upc isbn gtin
 """
 # Titles belong to the name they precede: "Mr [PERSON]" and "[PERSON]" would make two query
