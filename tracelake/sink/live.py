@@ -9,6 +9,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from tracelake.sink import signals
+
 if TYPE_CHECKING:
     from tracelake.sink.sink import TraceSink
 
@@ -59,7 +61,20 @@ def _start_afresh_in_child() -> None:
     connection, its own spool owner folder, new threads and scrubber process; the inherited
     pipes to the parent's scrubber process are detached so that process still sees its input
     end when the parent exits. A multiprocessing worker, which leaves through ``os._exit``
-    (no atexit), closes its sinks through multiprocessing's own exit hook."""
+    (no atexit), closes its sinks through multiprocessing's own exit hook.
+
+    A SIGTERM arriving meanwhile (``Pool.terminate()`` while a worker still starts) waits
+    until the sinks have started: closing one that still holds its parent's objects took the
+    parent's handoff lock, held for good when a thread of the parent's held it at fork."""
+    signals.closing_here.depth = getattr(signals.closing_here, "depth", 0) + 1
+    try:
+        _restart_sinks()
+    finally:
+        signals.closing_here.depth -= 1
+        signals.after_close()
+
+
+def _restart_sinks() -> None:
     for sink in list(SINKS):
         try:
             _inherited.append(sink.__dict__.copy())

@@ -32,6 +32,7 @@ from pathlib import Path
 from tracelake.sink.frames import frame, read_frame
 from tracelake.sink.pickling import pickle_batch
 from tracelake.sink.preparer import Item, Prepared
+from tracelake.sink.signals import start_thread
 from tracelake.sink.spool import Encoded
 
 log = logging.getLogger("tracelake.sink")
@@ -98,7 +99,7 @@ class ScrubProcess:
         self._started = time.monotonic()
         init = (bytes(key), getattr(key, "url", None), max_depth, list(sys.path))
         self._send_all(frame(init), time.monotonic() + 5.0)
-        threading.Thread(target=self._read, name="tracelake-sink-scrub", daemon=True).start()
+        start_thread(threading.Thread(target=self._read, name="tracelake-sink-scrub", daemon=True))
 
     # -- state -------------------------------------------------------------------------
     @property

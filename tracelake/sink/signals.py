@@ -71,6 +71,32 @@ def after_close() -> None:
         _on_sigterm(signum, frame)  # closes whatever else is open, then as before
 
 
+# Signals the sink's threads never take. The kernel hands a process-directed signal (kill,
+# Pool.terminate()) to any thread that does not block it, and Python runs the handler only
+# on the main thread, once that thread runs bytecode again: taken by a sink thread, SIGTERM
+# did not interrupt a main thread blocked without a timeout (a pool worker waiting for the
+# task-queue lock its terminating parent holds for good), and the worker never exited.
+# Blocked in the sink's threads, the signal goes to the main thread, whose wait it interrupts.
+_MAIN_THREAD_ONLY = {
+    getattr(signal, name)
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+    if hasattr(signal, name)
+}
+
+
+def start_thread(thread: threading.Thread) -> None:
+    """Start one of the sink's threads with those signals blocked in it (a new thread gets
+    the mask of the thread that starts it; so do the threads it starts in turn)."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no per-thread signal masks
+        thread.start()
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _MAIN_THREAD_ONLY)
+    try:
+        thread.start()
+    finally:  # one that arrived meanwhile stayed pending: it is delivered now
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _hand_on(signum: int, frame: FrameType | None) -> None:
     previous = _previous
     if callable(previous):

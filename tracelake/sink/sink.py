@@ -147,8 +147,8 @@ class TraceSink:
         self._ship_thread = threading.Thread(
             target=self._shipper.run, name="tracelake-sink-db", daemon=True
         )
-        self._thread.start()
-        self._ship_thread.start()
+        signals.start_thread(self._thread)
+        signals.start_thread(self._ship_thread)
         live.register(self)
         if handle_sigterm:
             signals.install(live.close_all_on_sigterm)
