@@ -19,6 +19,7 @@ import json
 import random
 import string
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,7 +218,9 @@ def _luhn_fix(digits: str) -> str:
 
 class _Gen:
     def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
+        # not random.Random(seed): the first Faker is seeded with seed, and the two streams
+        # drew the same digits (a goods number G135991921 held a planted passport 135991921)
+        self.rng = random.Random(f"pii-corpus-{seed}")
         self.fakers = {loc: Faker(loc) for loc in LOCALES}
         for i, f in enumerate(self.fakers.values()):
             f.seed_instance(seed + i)
@@ -327,6 +330,14 @@ class _Gen:
 
 
 # -- the corpus ------------------------------------------------------------------------------
+def _apart(make: Callable[[], str], planted: list[str]) -> str:
+    """A value from *make* that holds none of the *planted* values (6+ characters)."""
+    value = make()
+    while any(v in value for v in planted if len(v) >= 6):
+        value = make()
+    return value
+
+
 def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
     g = _Gen(seed)
     rng = g.rng
@@ -381,10 +392,12 @@ def build_pii_corpus(runs: int, seed: int) -> PiiCorpus:
         }
 
         order = f"ORD-2026{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}-{g.digits(4)}"
-        dlv = "DLV" + g.digits(12)
-        invoice = g.digits(12)
-        goods = f"G{g.digits(9)}"
-        claim = f"CLM{g.digits(10)}"
+        # safe numbers that hold no planted value of this run
+        run_values = [p.value for p in corpus.planted if p.run == len(corpus.runs)]
+        dlv = _apart(lambda: "DLV" + g.digits(12), run_values)
+        invoice = _apart(lambda: g.digits(12), run_values)
+        goods = _apart(lambda: f"G{g.digits(9)}", run_values)
+        claim = _apart(lambda: f"CLM{g.digits(10)}", run_values)
         sku = f"SKU-{g.alnum(2, string.ascii_uppercase)}-{g.digits(4)}"
         legacy = int("2026" + f"{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}" + g.digits(5))
         tool = rng.choice(

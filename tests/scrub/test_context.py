@@ -153,3 +153,18 @@ def test_report_counts_the_new_entities(scrubber: Scrubber) -> None:
     event = {"type": "tool.called", "args": {"lat": 37.5, "mac": "00:1A:2B:3C:4D:5E"}}
     report = scrubber.scrub_event("graph_tool_call", "tool.called", event).report
     assert report["entities"] == {"LOCATION": 1, "DEVICE_ID": 1}, json.dumps(report)
+
+
+def test_hyphenated_first_names_under_name_keys(scrubber: Scrubber) -> None:
+    fake = Faker("de_DE")
+    names = [n for n in (fake.first_name() for _ in range(400)) if "-" in n][:5]
+    assert names, "de_DE draws double first names (Heinz-Walter) often"
+    for name in names:
+        args = _args(
+            scrubber, {"assignee": name, "name": name, "headers": {"name": "Content-Type"}}
+        )
+        assert args == {
+            "assignee": "[PERSON]",
+            "name": "[PERSON]",
+            "headers": {"name": "Content-Type"},
+        }

@@ -14,6 +14,8 @@ import re
 from enum import Enum
 from functools import lru_cache
 
+from tracelake.scrub.vocab import COMMON_WORDS
+
 
 class KeyClass(Enum):
     CREDENTIAL = "credential"  # value dropped
@@ -338,6 +340,13 @@ def is_identifier_name(value: object) -> bool:
         return False
     if value[:1].isupper() and value[1:].islower():  # "Minjun": a capitalised word
         return False
+    parts = [p for p in re.split(r"[-.'’]", value) if p]
+    if (
+        parts
+        and all(p[0].isupper() and (len(p) == 1 or p[1:].islower()) for p in parts)
+        and not all(p.lower() in COMMON_WORDS for p in parts)  # Content-Type: a header
+    ):
+        return False  # "Heinz-Walter", "Hans-J.", "O'Neil": capitalised words joined
     return (
         any(c in value for c in "_.:/-")
         or any(c.isdigit() for c in value)

@@ -208,7 +208,9 @@ def _ordinary(word: str, first: bool = True) -> bool:
     anne de la tour)."""
     if word in COMMON_WORDS:
         return True
-    if first and (word in NAME_PARTICLES or word in STREET_WORDS):
+    if not first:  # after a name's first word only a word as written ends it (llamas, not llama)
+        return False
+    if word in NAME_PARTICLES or word in STREET_WORDS:
         return True
     if word.endswith("es") and word[:-2].endswith(("s", "x", "ch", "sh")):
         return word[:-2] in COMMON_WORDS
