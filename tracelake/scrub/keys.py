@@ -330,6 +330,17 @@ def is_quantity(key: str) -> bool:
     return QUANTITY.search(normalize(key)) is not None
 
 
+def _joined_capitalised(value: str) -> bool:
+    """Capitalised words joined by hyphens, dots or apostrophes that are not all common words
+    (Heinz-Walter is a name; Content-Type a header)."""
+    parts = [p for p in re.split(r"[-.'’]", value) if p]
+    return (
+        bool(parts)
+        and all(p[0].isupper() and (len(p) == 1 or p[1:].islower()) for p in parts)
+        and not all(p.lower() in COMMON_WORDS for p in parts)
+    )
+
+
 def is_identifier_name(value: object) -> bool:
     """``name: "lookup_customer"`` names a thing; ``name: "Minjun Lee"``/``"이민준"`` a person.
 
@@ -340,12 +351,7 @@ def is_identifier_name(value: object) -> bool:
         return False
     if value[:1].isupper() and value[1:].islower():  # "Minjun": a capitalised word
         return False
-    parts = [p for p in re.split(r"[-.'’]", value) if p]
-    if (
-        parts
-        and all(p[0].isupper() and (len(p) == 1 or p[1:].islower()) for p in parts)
-        and not all(p.lower() in COMMON_WORDS for p in parts)  # Content-Type: a header
-    ):
+    if _joined_capitalised(value):
         return False  # "Heinz-Walter", "Hans-J.", "O'Neil": capitalised words joined
     return (
         any(c in value for c in "_.:/-")
