@@ -137,8 +137,7 @@ _RANDOM = re.compile(r"^(?=[^&]*[A-Za-z])(?=[^&]*\d)[A-Za-z0-9_\-.~%+/]{8,}$")
 def _hinted_spans(text: str, out: list[Span], low: str) -> None:
     """Passport numbers, provider keys and URL credentials, each behind its cheap hint."""
     if _PASSPORT_LOW.search(low):
-        for match in _PASSPORT.finditer(text):
-            out.append((match.start(1), match.end(1), "PASSPORT"))
+        _passport_numbers(text, out)
     if _API_LOW.search(low):
         for match in _API_KEY.finditer(text):
             out.append((match.start(), match.end(), "API_KEY"))
@@ -224,8 +223,11 @@ PASSPORT_HINT = re.compile(
 def passport_spans(text: str, out: list[Span]) -> None:
     """Passport numbers after a passport word (:data:`_PASSPORT`)."""
     if PASSPORT_HINT.search(text):
-        for match in _PASSPORT.finditer(text):
-            out.append((match.start(1), match.end(1), "PASSPORT"))
+        _passport_numbers(text, out)
+
+
+def _passport_numbers(text: str, out: list[Span]) -> None:
+    out.extend((m.start(1), m.end(1), "PASSPORT") for m in _PASSPORT.finditer(text))
 
 
 API_HINT = re.compile(

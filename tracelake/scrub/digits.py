@@ -118,6 +118,7 @@ _SHAPED = re.compile(
     rf"|\d{{4}}(?:{_ANY_SEPARATOR}\d{{4}}){{3}})(?!\d)"
 )
 _LABEL_ENTITY = {"card": "CREDIT_CARD", "cc": "CREDIT_CARD", "rrn": "KR_RRN", "ssn": "KR_RRN"}
+_LABEL_ENTITY.update(dict.fromkeys(("bank", "acct", "acc", "account", "a/c"), "BANK_ACCOUNT"))
 
 
 # A number written as one run of digits with a unit after it or a quantity word (or key)
@@ -157,8 +158,6 @@ def _glued_phone_spans(text: str, out: list[Span]) -> None:
         if len(_NON_DIGIT.sub("", match.group(3))) >= 7:
             label = (match.group(1) or match.group(2)).lower()
             entity = _LABEL_ENTITY.get(label, "PHONE_NUMBER")
-            if label in ("bank", "acct", "acc", "account", "a/c"):
-                entity = "BANK_ACCOUNT"
             out.append((match.start(3), match.end(3), entity))
     for match in _SHAPED.finditer(text):
         entity = "PHONE_NUMBER" if match.group(0).startswith("01") else "CREDIT_CARD"

@@ -39,7 +39,7 @@ from tracelake.scrub import (
     machine,
     national_ids,
 )
-from tracelake.scrub.lowered import lower_pattern, lowered
+from tracelake.scrub.lowered import compile_lowered, lowered
 
 Span = tuple[int, int, str]
 
@@ -117,10 +117,10 @@ _TRIGGERS_PATTERN = "|".join(
 )
 
 
-_TRIGGERS = re.compile(lower_pattern(_TRIGGERS_PATTERN))
-_EMAIL_HINT = re.compile(lower_pattern(email_forms.HINT.pattern))
-_MACHINE_HINT = re.compile(lower_pattern(machine.HINT.pattern))
-_LOWER_NAME_HINT = re.compile(lower_pattern(latin.LOWER_PATTERN))
+_TRIGGERS = compile_lowered(_TRIGGERS_PATTERN)
+_EMAIL_HINT = compile_lowered(email_forms.HINT.pattern)
+_MACHINE_HINT = compile_lowered(machine.HINT.pattern)
+_LOWER_NAME_HINT = compile_lowered(latin.LOWER_PATTERN)
 
 
 _DIGIT = re.compile(r"\d")

@@ -49,6 +49,12 @@ _CREDENTIAL_PROPERTY = re.compile(
     r"provider|policy|header|mode|strategy|field|param|samesite|secure|httponly|source|status|"
     r"issuer|audience|scope|scopes|usage|enabled|required)$"
 )
+# Keys naming who did something (a person, or a service account written as an identifier)
+_ROLE_WORDS = (
+    r"assignee|assignedto|signedby|signer|author|reviewer|reviewedby|approver|approvedby|"
+    r"createdby|updatedby|modifiedby|requester|requestedby|reporter|reportedby|submittedby|"
+    r"submitter|handledby"
+)
 # Person-data keys. Entity name is the marker the value is replaced with.
 _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"e?mail"), "EMAIL_ADDRESS"),
@@ -96,9 +102,7 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"receiver|recipient|rcvr|rcver|addressee|^holder$|cardholder|accountholder|"
-            r"^(?:assignee|assignedto|signedby|signer|author|reviewer|reviewedby|approver|"
-            r"approvedby|createdby|updatedby|modifiedby|requester|requestedby|reporter|"
-            r"reportedby|submittedby|submitter|handledby|contactperson)$"
+            rf"^(?:{_ROLE_WORDS}|contactperson)$"
         ),
         "PERSON",
     ),
@@ -310,11 +314,7 @@ def is_reason_key(key: str) -> bool:
     return "reason" in normalize(key)
 
 
-_ROLE = re.compile(
-    r"^(?:assignee|assignedto|signedby|signer|author|reviewer|reviewedby|approver|approvedby|"
-    r"createdby|updatedby|modifiedby|requester|requestedby|reporter|reportedby|submittedby|"
-    r"submitter|handledby)$"
-)
+_ROLE = re.compile(rf"^(?:{_ROLE_WORDS})$")
 
 
 @lru_cache(maxsize=8192)
