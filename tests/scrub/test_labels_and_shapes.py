@@ -129,3 +129,12 @@ def test_numbers_under_abbreviated_keys(scrubber: Scrubber, fake: Faker) -> None
     for value in (str(account), "13091952", "8350769409281", "37.566535"):
         assert value not in dump, dump
     assert out["nitems"] == 12345678
+
+
+@pytest.mark.parametrize(
+    "prefix", ["shpat_", "dop_v1_", "sq0atp-", "pypi-", "glsa_", "figd_", "lin_api_", "sntrys_"]
+)
+def test_provider_prefixes_with_a_lower_case_body(scrubber: Scrubber, prefix: str) -> None:
+    body = Faker().pystr(min_chars=24, max_chars=24).lower()
+    out = scrubber.scrub_text(f"rotated {prefix}{body} today")
+    assert body not in out, out
