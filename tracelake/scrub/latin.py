@@ -201,6 +201,11 @@ _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\
 LOWER_PATTERN = rf"{_STRONG_LABEL}|{_WEAK_LABEL}"  # freetext runs it lowered (lower_pattern)
 
 
+# A common word that ends the line or clause right after a name's first word is its surname
+# (Contact: ryan price\n, From: anna page <...>)
+_NAME_END = re.compile(r"[ \t]*(?:$|[\n,;<(])")
+
+
 def _ordinary(word: str, first: bool = True) -> bool:
     """A common English word or a regular inflection of one (wants, called, asking,
     boxes); the stripping is strict so that a name is not read as one (bagas is not bag).
@@ -229,7 +234,11 @@ def lower_name_spans(text: str, out: list[Span]) -> None:
         pos, words = label.end(), list[re.Match[str]]()
         while len(words) < 4:
             match = _LOWER_NAME_WORD.match(text, pos)
-            if match is None or _ordinary(match.group(0).lower(), first=not words):
+            if match is None:
+                break
+            if _ordinary(match.group(0).lower(), first=not words) and not (
+                words and _NAME_END.match(text, match.end())  # ryan price<end>: a surname
+            ):
                 break
             words.append(match)
             gap = re.match(r"[ \t]", text[match.end() : match.end() + 1])
