@@ -27,20 +27,44 @@ import orjson
 _SORT = orjson.OPT_SORT_KEYS
 # Number tokens that orjson writes differently from Python: floats below 1e-4 without an
 # exponent (0.00001 for 1e-05) and one-digit exponents (2.5e-7 for 2.5e-07). Both are found
-# with fast substring tests first; a match inside a string only costs a fallback to the
-# stdlib for that value, never a wrong result.
-_ONE_DIGIT_EXPONENT = re.compile(rb"[0-9]e[-+]?[0-9](?![0-9])")
+# by a search led by a literal, then confirmed as a number token: the mantissa before them
+# must start right after ``:``, ``,``, ``[`` or the start of the text (with an optional
+# minus). Text inside strings rarely passes that (a UUID's ``5c6e-4`` does not: ``c`` is no
+# delimiter); when it does, the value only costs a fallback to the stdlib, never a wrong
+# result.
+_EXPONENT = re.compile(rb"e[-+]?[0-9](?![0-9])")
+_SMALL = re.compile(rb"0\.0000")
+_MANTISSA = frozenset(b"0123456789.")
+_TOKEN_START = frozenset(b":,[")
 # Integers of 20+ digits may be beyond 64 bits: orjson reads them as floats.
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _TWENTY_DIGITS = b"0" * 20
 
 
+def _number_starts_at(out: bytes, end: int) -> bool:
+    """Whether the bytes before *end* are a number token's digits (and dot), begun by a
+    delimiter, an optional minus sign, or the start of *out*."""
+    i = end - 1
+    while i >= 0 and out[i] in _MANTISSA:
+        i -= 1
+    if i == end - 1:
+        return False  # no digit before: a word such as "time-1"
+    if i >= 0 and out[i] == 0x2D:  # "-"
+        i -= 1
+    return i < 0 or out[i] in _TOKEN_START
+
+
 def _differs(out: bytes) -> bool:
     """Could orjson's *out* differ from the stdlib's text for the same value?"""
     if b"0.0000" in out:
-        return True
+        for match in _SMALL.finditer(out):
+            start = match.start()
+            if start == 0 or out[start - 1] in _TOKEN_START or out[start - 1] == 0x2D:
+                return True
     if b"e-" in out or b"e+" in out:
-        return _ONE_DIGIT_EXPONENT.search(out) is not None
+        for match in _EXPONENT.finditer(out):
+            if _number_starts_at(out, match.start()):
+                return True
     return False
 
 
@@ -62,6 +86,53 @@ def dumps_bytes(value: Any) -> bytes:
 def dumps(value: Any) -> str:
     """The stored JSON of *value*: compact, UTF-8, keys in the given order."""
     return dumps_bytes(value).decode()
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def encoded_size(value: Any) -> int | None:
+    """The length in bytes of ``json.dumps(value, ensure_ascii=False)`` (default separators
+    ``", "`` and ``": "``), or ``None`` when only the stdlib can say.
+
+    orjson's compact text plus one space per ``:`` and per ``,`` separator; ``None`` for
+    anything but exact JSON types (a subclass, an enum, a date: the stdlib decides), a
+    non-finite float (the stdlib writes ``NaN``), or a text orjson writes differently
+    (:func:`_differs`)."""
+    spaces = _separator_spaces(value)
+    if spaces is None:
+        return None
+    try:
+        out = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # non-str keys, ints beyond 64 bits, surrogates
+        return None
+    return None if _differs(out) else len(out) + spaces
+
+
+def _separator_spaces(value: Any) -> int | None:
+    """The spaces the stdlib's default separators add to *value*'s compact text (a walk over
+    its containers), or ``None`` if a value is not of an exact JSON type or not finite."""
+    spaces = 0
+    todo: list[Any] = [value]
+    while todo:
+        item = todo.pop()
+        cls = item.__class__
+        if cls is dict:
+            values = item.values()
+        elif cls is list or cls is tuple:
+            values = item
+        elif cls is float:
+            if item - item != 0.0:  # NaN or an infinity
+                return None
+            continue
+        elif cls in _PLAIN:
+            continue
+        else:
+            return None
+        if item:
+            spaces += 2 * len(item) - 1 if cls is dict else len(item) - 1
+        todo.extend(sub for sub in values if sub.__class__ not in _PLAIN)
+    return spaces
 
 
 def canonical(value: Any) -> bytes:
