@@ -80,6 +80,13 @@ _UUID_RE = re.compile(
 )
 
 
+_ASCII_DIGIT, _ASCII_UPPER, _ASCII_LOWER = (
+    re.compile("[0-9]"),
+    re.compile("[A-Z]"),
+    re.compile("[a-z]"),
+)
+
+
 def _mixed_enough(text: str) -> bool:
     """A long token looks like a secret only if it mixes letters and digits (not a word).
 
@@ -94,9 +101,14 @@ def _mixed_enough(text: str) -> bool:
     if _UUID_RE.fullmatch(text):
         return False  # a request, trace or object id (a secret after a secret word is found
         # by the free-text pass: "token: <uuid>")
-    has_digit = any(c.isdigit() for c in text)
-    has_upper = any(c.isupper() for c in text)
-    has_lower = any(c.islower() for c in text)
+    if text.isascii():  # the recognizers' tokens: str.isdigit/isupper/islower are [0-9A-Za-z]
+        has_digit = _ASCII_DIGIT.search(text) is not None
+        has_upper = _ASCII_UPPER.search(text) is not None
+        has_lower = _ASCII_LOWER.search(text) is not None
+    else:
+        has_digit = any(c.isdigit() for c in text)
+        has_upper = any(c.isupper() for c in text)
+        has_lower = any(c.islower() for c in text)
     return (has_digit and (has_upper or has_lower)) or (has_upper and has_lower and len(text) >= 32)
 
 
