@@ -88,53 +88,6 @@ def dumps(value: Any) -> str:
     return dumps_bytes(value).decode()
 
 
-_PLAIN = frozenset({str, int, bool, type(None)})
-
-
-def encoded_size(value: Any) -> int | None:
-    """The length in bytes of ``json.dumps(value, ensure_ascii=False)`` (default separators
-    ``", "`` and ``": "``), or ``None`` when only the stdlib can say.
-
-    orjson's compact text plus one space per ``:`` and per ``,`` separator; ``None`` for
-    anything but exact JSON types (a subclass, an enum, a date: the stdlib decides), a
-    non-finite float (the stdlib writes ``NaN``), or a text orjson writes differently
-    (:func:`_differs`)."""
-    spaces = _separator_spaces(value)
-    if spaces is None:
-        return None
-    try:
-        out = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):  # non-str keys, ints beyond 64 bits, surrogates
-        return None
-    return None if _differs(out) else len(out) + spaces
-
-
-def _separator_spaces(value: Any) -> int | None:
-    """The spaces the stdlib's default separators add to *value*'s compact text (a walk over
-    its containers), or ``None`` if a value is not of an exact JSON type or not finite."""
-    spaces = 0
-    todo: list[Any] = [value]
-    while todo:
-        item = todo.pop()
-        cls = item.__class__
-        if cls is dict:
-            values = item.values()
-        elif cls is list or cls is tuple:
-            values = item
-        elif cls is float:
-            if item - item != 0.0:  # NaN or an infinity
-                return None
-            continue
-        elif cls in _PLAIN:
-            continue
-        else:
-            return None
-        if item:
-            spaces += 2 * len(item) - 1 if cls is dict else len(item) - 1
-        todo.extend(sub for sub in values if sub.__class__ not in _PLAIN)
-    return spaces
-
-
 def canonical(value: Any) -> bytes:
     """Keys sorted, compact, UTF-8: what run identity hashes."""
     try:

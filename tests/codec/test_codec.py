@@ -112,29 +112,6 @@ def test_a_line_the_fast_path_takes_is_read_as_the_careful_path_reads_it(data: b
 # Text that looks like a float token inside a string (a UUID's "5c6e-4", "re-7") must not send
 # the value to the slow stdlib path, and floats orjson writes differently must still go there.
 number_like_text = st.text(alphabet='e-+0123456789.:,[ abc"', max_size=24)
-sized_values = st.recursive(
-    scalars
-    | number_like_text
-    | st.sampled_from([float("nan"), float("inf"), -float("inf"), 2.5e-7, -1e-05]),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-        | st.tuples(inner, inner)
-    ),
-    max_leaves=25,
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(sized_values)
-def test_encoded_size_is_the_stdlib_length_or_none(value: Any) -> None:
-    size = codec.encoded_size(value)
-    try:
-        expected = len(json.JSONEncoder(ensure_ascii=False).encode(value).encode("utf-8"))
-    except ValueError:  # a lone surrogate: no UTF-8 length; the fast path must not claim one
-        assert size is None
-        return
-    assert size is None or size == expected
 
 
 @settings(max_examples=300, deadline=None)
@@ -162,17 +139,3 @@ def test_only_float_tokens_take_the_stdlib_path(value: Any, fast: bool) -> None:
 
     assert codec._differs(orjson.dumps(value)) is not fast
     assert codec.dumps_bytes(value) == std(value).encode()
-
-
-def test_encoded_size_leaves_other_types_to_the_stdlib() -> None:
-    import enum
-
-    class Colour(enum.Enum):
-        RED = "red"
-
-    assert codec.encoded_size({"a": Colour.RED}) is None  # orjson would write "red"
-    assert codec.encoded_size({"a": float("nan")}) is None  # the stdlib writes NaN
-    assert codec.encoded_size({1: "x"}) is None  # the stdlib turns the key into "1"
-    assert codec.encoded_size({"a": [1, "é", None], "b": {}}) == len(
-        json.dumps({"a": [1, "é", None], "b": {}}, ensure_ascii=False).encode()
-    )

@@ -19,7 +19,6 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from tracelake import codec
 from tracelake.scrub.detect import CLEAN_TEXTS
 from tracelake.scrub.keys import KeyClass, classify
 from tracelake.scrub.walk import Walker
@@ -36,13 +35,6 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def _size(value: Any) -> int:
-    """Bytes of ``json.dumps(value, ensure_ascii=False)`` (``-1`` when it cannot be encoded):
-    the stored ``_bytes``, so it must not change. orjson's compact text plus the spaces of the
-    stdlib's separators when orjson writes the same text (see :func:`codec.encoded_size`),
-    else the stdlib itself."""
-    size = codec.encoded_size(value)
-    if size is not None:
-        return size
     try:
         return len(_ENCODER.encode(value).encode("utf-8"))
     except (TypeError, ValueError):
