@@ -24,7 +24,7 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
 from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub import hangul
-from tracelake.scrub.credentials import aws_secret_shaped
+from tracelake.scrub.credentials import mixed_enough
 
 LANGUAGE = "en"
 SCORE_THRESHOLD = 0.35
@@ -60,9 +60,6 @@ _LOCK = threading.Lock()
 renew_locks_after_fork(globals(), "_LOCK")
 
 
-_PSEUDONYM_RE = re.compile(r"psn_[0-9a-f]{20,24}")
-
-
 # Hex groups joined by colons (``::`` allowed), ending in a group: a trailing colon of the
 # sentence is left out; ``_Ipv6Recognizer`` keeps only what ``ipaddress`` accepts as IPv6.
 IPV6_RE = r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![0-9A-Fa-f])"
@@ -73,43 +70,6 @@ IPV6_RE = r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![0-9A-
 # "users/x@y.org" as a URL whose host is "users" and rejects it, so an address in a URL path
 # or query (GET /api/v1/users/x@y.org/profile, ?q=x@y.org on an internal host) was kept.
 EMAIL_RE = r"(?<![\w.%+-])[\w.%+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[^\W\d_]{2,24}(?![\w-])"
-
-
-_UUID_RE = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
-
-
-_ASCII_DIGIT, _ASCII_UPPER, _ASCII_LOWER = (
-    re.compile("[0-9]"),
-    re.compile("[A-Z]"),
-    re.compile("[a-z]"),
-)
-
-
-def _mixed_enough(text: str) -> bool:
-    """A long token looks like a secret only if it mixes letters and digits (not a word).
-
-    A URL path is judged segment by segment: ``/api/v1/orders/ORD-20260725-0001/refund``
-    holds no secret, ``/reset/4f9a...e1`` does."""
-    if "/" in text:
-        if aws_secret_shaped(text):
-            return True
-        return any(len(part) >= 24 and _mixed_enough(part) for part in text.split("/"))
-    if _PSEUDONYM_RE.fullmatch(text):
-        return False  # our own keyed pseudonym (a quarantined line judged pair by pair)
-    if _UUID_RE.fullmatch(text):
-        return False  # a request, trace or object id (a secret after a secret word is found
-        # by the free-text pass: "token: <uuid>")
-    if text.isascii():  # the recognizers' tokens: str.isdigit/isupper/islower are [0-9A-Za-z]
-        has_digit = _ASCII_DIGIT.search(text) is not None
-        has_upper = _ASCII_UPPER.search(text) is not None
-        has_lower = _ASCII_LOWER.search(text) is not None
-    else:
-        has_digit = any(c.isdigit() for c in text)
-        has_upper = any(c.isupper() for c in text)
-        has_lower = any(c.islower() for c in text)
-    return (has_digit and (has_upper or has_lower)) or (has_upper and has_lower and len(text) >= 32)
 
 
 def _build() -> Any:
@@ -130,7 +90,7 @@ def _build() -> Any:
 
     class _SecretRecognizer(PatternRecognizer):
         def validate_result(self, pattern_text: str) -> bool | None:
-            return _mixed_enough(pattern_text)
+            return mixed_enough(pattern_text)
 
     class _Ipv6Recognizer(PatternRecognizer):
         """IPv6 that presidio's pattern misses: followed by a colon (``calling <ip>: timeout``)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from tracelake.scrub import hints
 from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, is_quantity, normalize
 from tracelake.scrub.lowered import compile_lowered, lowered
 
@@ -95,15 +96,16 @@ _LITERAL_GATED = (
 )
 
 
-def spans(text: str, out: list[Span], low: str = "") -> None:
-    """Append the spans of the credentials and credential-like values in *text* (*low*: the
-    lower-cased text, :func:`tracelake.scrub.lowered.lowered`, for the hints)."""
-    low = low or lowered(text)
+def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
+    """Append the spans of the credentials and credential-like values in *text* (*found*:
+    the hints of its lower-cased text, :func:`tracelake.scrub.hints.scan`)."""
+    if found is None:
+        found = hints.scan(lowered(text))
     for literal, pattern, entity in _LITERAL_GATED:
         if literal in text:
             out.extend((m.start(), m.end(), entity) for m in pattern.finditer(text))
-    _hinted_spans(text, out, low)
-    if _SECRET_WORD_LOW.search(low):
+    _hinted_spans(text, out, found)
+    if _SECRET_WORD_LOW in found:
         secret_word_spans(text, out)
     if "=" in text:
         _query_param_spans(text, out)
@@ -111,7 +113,7 @@ def spans(text: str, out: list[Span], low: str = "") -> None:
         _key_value_spans(text, out)
     if " -" in text or text.startswith("-"):
         cli_password_spans(text, out)
-    if _LOGIN_HINT.search(low):
+    if _LOGIN_HINT in found:
         login_pair_spans(text, out)
 
 
@@ -134,11 +136,11 @@ _SHORT_SECRET_PARAMS = frozenset(
 _RANDOM = re.compile(r"^(?=[^&]*[A-Za-z])(?=[^&]*\d)[A-Za-z0-9_\-.~%+/]{8,}$")
 
 
-def _hinted_spans(text: str, out: list[Span], low: str) -> None:
+def _hinted_spans(text: str, out: list[Span], found: hints.Found) -> None:
     """Passport numbers, provider keys and URL credentials, each behind its cheap hint."""
-    if _PASSPORT_LOW.search(low):
+    if _PASSPORT_LOW in found:
         _passport_numbers(text, out)
-    if _API_LOW.search(low):
+    if _API_LOW in found:
         for match in _API_KEY.finditer(text):
             out.append((match.start(), match.end(), "API_KEY"))
     if "://" in text:
@@ -203,7 +205,7 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
             out.append((match.start(2), match.end(2), entity))
 
 
-_LOGIN_HINT = re.compile(r"creds|credentials|login|log in|sign in|account")  # lowered
+_LOGIN_HINT = hints.hint("login", re.compile(r"creds|credentials|login|log in|sign in|account"))
 _NO_VALUE = frozenset(
     ["none", "null", "nil", "n/a", "na", "-", "unknown", "empty", "true", "false"]
 )
@@ -282,6 +284,45 @@ def credential_shaped(text: str) -> bool:
 
 
 # the hints above, for the lower-cased text
-_API_LOW = compile_lowered(API_HINT.pattern)
-_PASSPORT_LOW = compile_lowered(PASSPORT_HINT.pattern)
-_SECRET_WORD_LOW = compile_lowered(SECRET_WORD_HINT.pattern)
+_API_LOW = hints.hint("provider key", compile_lowered(API_HINT.pattern))
+_PASSPORT_LOW = hints.hint("passport", compile_lowered(PASSPORT_HINT.pattern))
+_SECRET_WORD_LOW = hints.hint("secret word", compile_lowered(SECRET_WORD_HINT.pattern))
+
+
+_PSEUDONYM = re.compile(r"psn_[0-9a-f]{20,24}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
+
+
+def mixed_enough(text: str) -> bool:
+    """A long token looks like a secret only if it mixes letters and digits (not a word): the
+    long-token recognizers' check (``scrub.analyzer``).
+
+    A URL path is judged segment by segment: ``/api/v1/orders/ORD-20260725-0001/refund``
+    holds no secret, ``/reset/4f9a...e1`` does."""
+    if "/" in text:
+        if aws_secret_shaped(text):
+            return True
+        return any(len(part) >= 24 and mixed_enough(part) for part in text.split("/"))
+    if _PSEUDONYM.fullmatch(text):
+        return False  # our own keyed pseudonym (a quarantined line judged pair by pair)
+    if _UUID.fullmatch(text):
+        return False  # a request, trace or object id (a secret after a secret word is found
+        # by the free-text pass: "token: <uuid>")
+    has_digit, has_upper, has_lower = _kinds(text)
+    return (has_digit and (has_upper or has_lower)) or (has_upper and has_lower and len(text) >= 32)
+
+
+def _kinds(text: str) -> tuple[bool, bool, bool]:
+    """Whether *text* has a digit, an upper-case and a lower-case letter."""
+    if text.isascii():  # the recognizers' tokens: str.isdigit/isupper/islower are [0-9A-Za-z]
+        return (
+            _DIGIT.search(text) is not None,
+            _UPPER.search(text) is not None,
+            _LOWER.search(text) is not None,
+        )
+    return (
+        any(c.isdigit() for c in text),
+        any(c.isupper() for c in text),
+        any(c.islower() for c in text),
+    )

@@ -34,6 +34,7 @@ from tracelake.scrub import (
     digits,
     email_forms,
     hangul,
+    hints,
     kr_address,
     latin,
     machine,
@@ -117,10 +118,10 @@ _TRIGGERS_PATTERN = "|".join(
 )
 
 
-_TRIGGERS = compile_lowered(_TRIGGERS_PATTERN)
-_EMAIL_HINT = compile_lowered(email_forms.HINT.pattern)
-_MACHINE_HINT = compile_lowered(machine.HINT.pattern)
-_LOWER_NAME_HINT = compile_lowered(latin.LOWER_PATTERN)
+_TRIGGERS = hints.hint("credential trigger", compile_lowered(_TRIGGERS_PATTERN))
+_EMAIL_HINT = hints.hint("e-mail form", compile_lowered(email_forms.HINT.pattern))
+_MACHINE_HINT = hints.hint("machine text", compile_lowered(machine.HINT.pattern))
+_LOWER_NAME_HINT = hints.hint("lower-case name label", compile_lowered(latin.LOWER_PATTERN))
 
 
 _DIGIT = re.compile(r"\d")
@@ -147,14 +148,14 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
     if _DIGIT.search(text):
         dates.spans(text, spans)
         digits.spans(text, spans)
-    low = lowered(text)
-    _hinted_spans(text, low, spans)
+    found = hints.scan(lowered(text))
+    _hinted_spans(text, found, spans)
     if not text.isascii() and hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if names and (" " in text or "\n" in text):
         if _UPPER.search(text):
             latin.latin_spans(text, spans)
-        if _LOWER_NAME_HINT.search(low):
+        if _LOWER_NAME_HINT in found:
             latin.lower_name_spans(text, spans)
     if not spans:
         return text, counts
@@ -162,15 +163,15 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
     return text, _add_counts(counts, more) if counts else more
 
 
-def _hinted_spans(text: str, low: str, spans: list[Span]) -> None:
-    """National ids, credentials, e-mail forms and machine text, each behind its hint (the
-    hints run on *low*, the lower-cased text)."""
-    national_ids.spans(text, spans, low)
-    if _TRIGGERS.search(low):
-        credentials.spans(text, spans, low)
-    if _EMAIL_HINT.search(low):
+def _hinted_spans(text: str, found: hints.Found, spans: list[Span]) -> None:
+    """National ids, credentials, e-mail forms and machine text, each behind its hint
+    (*found*: the hints of the lower-cased text, :mod:`tracelake.scrub.hints`)."""
+    national_ids.spans(text, spans, found)
+    if _TRIGGERS in found:
+        credentials.spans(text, spans, found)
+    if _EMAIL_HINT in found:
         email_forms.spans(text, spans)
-    if _MACHINE_HINT.search(low):
+    if _MACHINE_HINT in found:
         machine.spans(text, spans)
 
 
@@ -247,8 +248,9 @@ def close_id(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """The pass for values under id keys: provider keys, URL credentials and Hangul names
     only (ids are digit runs and codes by design)."""
     spans: list[Span] = []
-    if _TRIGGERS.search(lowered(text)):
-        credentials.spans(text, spans)
+    found = hints.scan(lowered(text))
+    if _TRIGGERS in found:
+        credentials.spans(text, spans, found)
     if hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
     if not spans:

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import re
 
+from tracelake.scrub import hints
+from tracelake.scrub.lowered import lowered
+
 Span = tuple[int, int, str]
 
 _EDGE_L = r"(?<![A-Za-z0-9])"
@@ -87,9 +90,12 @@ _LABELLED = re.compile(
 _THING_ID = re.compile(r"[A-Za-z]{2,}[-_]")  # ORD-20260725-0001 after "id number"
 # Both hints run on the lower-cased text (a case-insensitive alternation is several times
 # slower in the standard library's engine): supersets of what the patterns need.
-_LABEL_HINT = re.compile(
-    r"(?:ssn|social|national|id(?:entit| (?:number|no|code|card))|licen|dl|plate|registration|운전|면허|차량|번호판|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|"
-    r"aadhaar|personnummer|henkil|fin |tin|steuer|fiscale)|주민|외국인|身份|身分|マイナンバー|個人番号"
+_LABEL_HINT = hints.hint(
+    "national-id label",
+    re.compile(
+        r"(?:ssn|social|national|id(?:entit| (?:number|no|code|card))|licen|dl|plate|registration|운전|면허|차량|번호판|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|"
+        r"aadhaar|personnummer|henkil|fin |tin|steuer|fiscale)|주민|외국인|身份|身分|マイナンバー|個人番号"
+    ),
 )
 
 
@@ -101,18 +107,20 @@ _SHAPES = re.compile(
         for p in (_CHINA_X, _CODICE, _FRANCE_2AB, _FINLAND, _PAN, _NINO, _HONG_KONG, _SINGAPORE)
     )
 )
-_SHAPE_HINT = re.compile(r"[a-z][\s(]?\d|\d[a-z]")
+_SHAPE_HINT = hints.hint("national-id shape", re.compile(r"[a-z][\s(]?\d|\d[a-z]"))
 
 
-def spans(text: str, out: list[Span], low: str = "") -> None:
+def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     """Append the spans of the national ids above found in *text* (and of Korean vehicle
-    plates and ids after a driver's licence or plate word); *low*: ``text.lower()``."""
-    low = low or text.lower()
+    plates and ids after a driver's licence or plate word); *found*: the hints of its
+    lower-cased text (:func:`tracelake.scrub.hints.scan`)."""
+    if found is None:
+        found = hints.scan(lowered(text))
     if not text.isascii():
         out.extend((m.start(), m.end(), "VEHICLE_PLATE") for m in _KR_PLATE.finditer(text))
-    if _LABEL_HINT.search(low):
+    if _LABEL_HINT in found:
         _labelled_spans(text, out)
-    if _HINT.search(text) is not None and _SHAPE_HINT.search(low) is not None:
+    if _HINT.search(text) is not None and _SHAPE_HINT in found:
         _shape_spans(text, out)
 
 

@@ -1,0 +1,142 @@
+"""The free-text hints in one Hyperscan scan (tracelake/scrub/hints.py).
+
+A hint only gates a rule, so the scan may say "maybe" where a regex says no, never the other
+way round: a hint the scan missed would skip a rule that finds personal data. The texts here
+are drawn fresh each run (Faker in several locales, the hints' own words, random characters
+between them), and the scrubber's output must be the same with and without Hyperscan.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import random
+import re
+import sys
+import threading
+from typing import Any
+
+import pytest
+from faker import Faker
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.corpora.pii import LOCALES, build_pii_corpus
+from tracelake.scrub import freetext, hints
+from tracelake.scrub.lowered import lowered
+from tracelake.scrub.scrubber import Scrubber, clear_caches
+
+FAST_PATH_EXPECTED = sys.platform.startswith("linux") and platform.machine() == "x86_64"
+
+
+def _words_of(pattern: str) -> list[str]:
+    """The literal words a hint's regex is made of (what its texts must contain)."""
+    return [w for w in re.split(r"\\.|[^\w\s/:@<>.'-]+", pattern) if len(w.strip()) >= 2]
+
+
+HINT_WORDS = sorted({w for h in hints._HINTS for w in _words_of(h.pattern.pattern)})
+FAKERS = {loc: Faker(loc) for loc in LOCALES}
+
+
+def _fragment(rng: random.Random) -> str:
+    kind = rng.randrange(5)
+    fake = FAKERS[rng.choice(LOCALES)]
+    if kind == 0:
+        return rng.choice(HINT_WORDS)
+    if kind == 1:
+        return str(fake.sentence())
+    if kind == 2:
+        return rng.choice([fake.name(), fake.address(), fake.phone_number(), fake.email()])
+    if kind == 3:
+        return "".join(rng.choice(" \t\n:=-_.@/()[]<>#\u3000°") for _ in range(rng.randrange(1, 4)))
+    return "".join(chr(rng.randrange(0x20, 0x3100)) for _ in range(rng.randrange(1, 6)))
+
+
+def _text(seed: int) -> str:
+    rng = random.Random(seed)
+    Faker.seed(seed)
+    return "".join(_fragment(rng) for _ in range(rng.randrange(1, 8)))
+
+
+def test_every_hint_is_in_the_automaton_here() -> None:
+    engine = hints._build()
+    if not FAST_PATH_EXPECTED:
+        pytest.skip("Hyperscan ships for Linux on x86-64 only; the regexes run elsewhere")
+    assert isinstance(engine, hints._Engine), "hyperscan is a dependency on this platform"
+    assert engine.covered == (1 << len(hints._HINTS)) - 1
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32))
+def test_the_scan_never_misses_a_hint_its_regex_finds(seed: int) -> None:
+    low = lowered(_text(seed))
+    found = hints.scan(low)
+    for h in hints._HINTS:
+        if h.pattern.search(low) is not None:
+            assert h in found, (h.name, low)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        (r"(?<!\S)-(?:p\S|u\s)", "x-pfoo"),
+        (r"\b(?:pin|otp)\b", "spinning"),
+        (r"(?m:^(?:from|to)\s*:)", "a from: b"),
+        (r"h\u1ed9 chi", "số hộ chiếu"),
+        (r"ab(?=cd)", "abx"),
+    ],
+)
+def test_the_superset_form_matches_what_the_regex_matches_and_more(pattern: str, text: str) -> None:
+    wide = hints.superset_pattern(pattern)
+    assert re.search(wide, text) is not None  # the assertions that narrowed it are gone
+    for sample in (text, "-p1", "pin", "from: x", "hộ chi", "abcd"):
+        if re.search(pattern, sample):
+            assert re.search(wide, sample)
+
+
+def test_a_backspace_in_a_class_is_kept() -> None:
+    assert hints.superset_pattern(r"[\b]x\b") == r"[\b]x"
+
+
+def test_a_text_hyperscan_cannot_read_asks_the_regexes() -> None:
+    found = hints.scan("a\ud800 password: x")  # a lone surrogate: not UTF-8
+    assert freetext._TRIGGERS in found
+    assert freetext._EMAIL_HINT not in found
+
+
+def test_threads_scan_with_their_own_scratch() -> None:
+    texts = [lowered(_text(seed)) for seed in range(300)]
+    expected = [[h in hints.scan(t) for h in hints._HINTS] for t in texts]
+    errors: list[str] = []
+
+    def work() -> None:
+        for _ in range(3):
+            for text, want in zip(texts, expected, strict=True):
+                if [h in hints.scan(text) for h in hints._HINTS] != want:
+                    errors.append(text)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def _scrub_all(scrubber: Scrubber, events: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    clear_caches()
+    out = []
+    for source, event in events:
+        scrubbed = scrubber.scrub_event(source, event["type"], event)
+        out.append(json.dumps([scrubbed.payload, scrubbed.report], ensure_ascii=False))
+    return out
+
+
+def test_the_scrubber_stores_the_same_with_and_without_hyperscan(
+    scrubber: Scrubber, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = build_pii_corpus(40, random.SystemRandom().randrange(1, 2**31))
+    fast = _scrub_all(scrubber, corpus.events)
+    monkeypatch.setattr(hints, "_ENGINE", False)  # as where Hyperscan is not installed
+    assert _scrub_all(scrubber, corpus.events) == fast
+    clear_caches()

@@ -1,0 +1,203 @@
+"""The free-text pass's hints, found in one scan of the lower-cased text.
+
+Each rule family of :mod:`tracelake.scrub.freetext` runs only where its hint matches (a word
+such as ``password`` or ``passport``, a label, a shape). The hints are supersets of what
+their rules can find, and they run on every distinct text the scrubber meets: with the
+standard library's engine, the ten hints cost about 30 us on a 50-character text (an
+alternation of many words is tried at every position), more than the rules they gate.
+
+Here every hint is compiled once into one Hyperscan database (an automaton over all of them)
+and one scan per text says which hints may match: about 1.5 us for all of them. A hint's
+Hyperscan form is a superset of its regex: lookarounds, word boundaries and anchors are left
+out, and Hyperscan's prefilter mode approximates anything else it does not support; a hint
+that fires where its regex would not only runs its rule, which finds nothing more (the rule's
+own patterns decide). Where Hyperscan is not installed (it
+ships for Linux on x86-64), cannot compile a hint, or a text is not valid UTF-8 (a lone
+surrogate), the hint's regex runs instead: the same answers, at the old cost.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from tracelake.forksafe import renew_locks_after_fork
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """One hint: its regex (run on the lower-cased text) and its bit in a scan's result."""
+
+    name: str
+    pattern: re.Pattern[str]
+    bit: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Engine:
+    database: Any  # hyperscan.Database
+    covered: int  # the bits of the hints it reports (the others keep their regex)
+
+
+_HINTS: list[Hint] = []
+_LOCK = threading.Lock()
+renew_locks_after_fork(globals(), "_LOCK")
+_ENGINE: _Engine | bool | None = None  # None: not built yet; False: no Hyperscan here
+_LOCAL = threading.local()  # a Hyperscan scratch space per thread (one scan at a time each)
+
+
+def hint(name: str, pattern: re.Pattern[str]) -> Hint:
+    """Register *pattern* (for the lower-cased text) as a hint; at import time only."""
+    global _ENGINE
+    with _LOCK:
+        found = Hint(name, pattern, 1 << len(_HINTS))
+        _HINTS.append(found)
+        _ENGINE = None  # rebuilt with the new hint on the next scan
+    return found
+
+
+class Found:
+    """The hints a text may match: one Hyperscan scan, or each hint's regex when asked."""
+
+    __slots__ = ("_mask", "_scanned", "low")
+
+    def __init__(self, low: str, mask: int, scanned: int) -> None:
+        self.low = low
+        self._mask = mask
+        self._scanned = scanned  # the bits the scan answered for; others ask their regex
+
+    def __contains__(self, item: Hint) -> bool:
+        if item.bit & self._scanned:
+            return bool(item.bit & self._mask)
+        return item.pattern.search(self.low) is not None
+
+
+def scan(low: str) -> Found:
+    """The hints *low* (a lower-cased text, :func:`tracelake.scrub.lowered.lowered`) may
+    match."""
+    engine = _ENGINE if _ENGINE is not None else _build()
+    if not isinstance(engine, _Engine):
+        return Found(low, 0, 0)
+    database = engine.database
+    try:
+        data = low.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: Hyperscan reads valid UTF-8 only
+        return Found(low, 0, 0)
+    scratch = getattr(_LOCAL, "scratch", None)
+    if scratch is None or getattr(_LOCAL, "database", None) is not database:
+        import hyperscan
+
+        scratch = _LOCAL.scratch = hyperscan.Scratch(database)
+        _LOCAL.database = database
+    hits = [0]
+    database.scan(data, match_event_handler=_on_match, context=hits, scratch=scratch)
+    return Found(low, hits[0], engine.covered)
+
+
+def _on_match(bit: int, start: int, end: int, flags: int, hits: list[int]) -> None:
+    hits[0] |= bit
+
+
+def _build() -> _Engine | bool:
+    global _ENGINE
+    with _LOCK:
+        if _ENGINE is None:
+            _ENGINE = _compile(list(_HINTS))
+        return _ENGINE
+
+
+def _compile(hints: list[Hint]) -> _Engine | bool:
+    """One database for every hint Hyperscan accepts (False: no Hyperscan here)."""
+    try:
+        import hyperscan
+    except ImportError:
+        return False
+    flags = (
+        hyperscan.HS_FLAG_UTF8
+        | hyperscan.HS_FLAG_UCP
+        | hyperscan.HS_FLAG_SINGLEMATCH
+        | hyperscan.HS_FLAG_ALLOWEMPTY
+        | hyperscan.HS_FLAG_PREFILTER
+    )
+    accepted: list[tuple[bytes, int]] = []
+    for h in hints:  # one by one first: a hint Hyperscan rejects keeps its regex
+        expression = superset_pattern(h.pattern.pattern).encode("utf-8")
+        try:
+            hyperscan.Database().compile(expressions=[expression], ids=[h.bit], flags=[flags])
+        except Exception:  # noqa: BLE001 - hyperscan.error, or a CPU it cannot run on
+            continue
+        accepted.append((expression, h.bit))
+    if not accepted:
+        return False
+    database = hyperscan.Database()
+    try:
+        database.compile(
+            expressions=[e for e, _ in accepted],
+            ids=[bit for _, bit in accepted],
+            elements=len(accepted),
+            flags=[flags] * len(accepted),
+        )
+    except Exception:  # noqa: BLE001 - keep the regexes
+        return False
+    covered = 0
+    for _, bit in accepted:
+        covered |= bit
+    return _Engine(database, covered)
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_ASSERTION_OPENERS = ("(?<!", "(?<=", "(?!", "(?=")
+
+
+def superset_pattern(pattern: str) -> str:
+    """*pattern* without the assertions that only narrow a match (lookarounds, ``\\b``, ``^``
+    and ``$``), its ``\\uXXXX`` escapes written out and ``(?m:`` as a plain group, for
+    Hyperscan: whatever *pattern* matches, the result matches too."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if not in_class and pattern.startswith(_ASSERTION_OPENERS, i):
+            i = _group_end(pattern, i)
+            continue
+        if ch == "\\":
+            pair = pattern[i : i + 2]
+            if in_class or pair != "\\b":  # in a class, \b is a backspace
+                out.append(pair)
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "^$":  # an anchor (outside a class): left out
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    text = "".join(out).replace("(?m:", "(?:")
+    return _UNICODE_ESCAPE.sub(lambda m: re.escape(chr(int(m.group(1), 16))), text)
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index after the group opened at *start* (escapes and classes skipped)."""
+    depth, i, in_class = 0, start, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError(f"unbalanced group at {start} in a hint pattern")
