@@ -8,10 +8,9 @@ alternation of many words is tried at every position), more than the rules they 
 
 Here every hint is compiled once into one Hyperscan database (an automaton over all of them)
 and one scan per text says which hints may match: about 1.5 us for all of them. A hint's
-Hyperscan form is a superset of its regex: lookarounds, word boundaries and anchors are left
-out, and Hyperscan's prefilter mode approximates anything else it does not support; a hint
-that fires where its regex would not only runs its rule, which finds nothing more (the rule's
-own patterns decide). Where Hyperscan is not installed (it
+Hyperscan form matches at least what its regex matches (:mod:`tracelake.scrub.superset`); a
+hint that fires where its regex would not only runs its rule, which finds nothing more (the
+rule's own patterns decide). Where Hyperscan is not installed (it
 ships for Linux on x86-64), cannot compile a hint, or a text is not valid UTF-8 (a lone
 surrogate), the hint's regex runs instead: the same answers, at the old cost.
 """
@@ -24,15 +23,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracelake.forksafe import renew_locks_after_fork
+from tracelake.scrub.superset import superset_pattern
 
 
 @dataclass(frozen=True, slots=True)
 class Hint:
-    """One hint: its regex (run on the lower-cased text) and its bit in a scan's result."""
+    """One hint: its regex (run on the lower-cased text) and its bit in a scan's result.
+    *narrowing*: a hint that only narrows a cheaper one (its regex costs about what the rule
+    it gates costs): without the automaton it says "maybe" instead of running its regex."""
 
     name: str
     pattern: re.Pattern[str]
     bit: int
+    narrowing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +51,11 @@ _ENGINE: _Engine | bool | None = None  # None: not built yet; False: no Hypersca
 _LOCAL = threading.local()  # a Hyperscan scratch space per thread (one scan at a time each)
 
 
-def hint(name: str, pattern: re.Pattern[str]) -> Hint:
+def hint(name: str, pattern: re.Pattern[str], *, narrowing: bool = False) -> Hint:
     """Register *pattern* (for the lower-cased text) as a hint; at import time only."""
     global _ENGINE
     with _LOCK:
-        found = Hint(name, pattern, 1 << len(_HINTS))
+        found = Hint(name, pattern, 1 << len(_HINTS), narrowing)
         _HINTS.append(found)
         _ENGINE = None  # rebuilt with the new hint on the next scan
     return found
@@ -71,7 +74,7 @@ class Found:
     def __contains__(self, item: Hint) -> bool:
         if item.bit & self._scanned:
             return bool(item.bit & self._mask)
-        return item.pattern.search(self.low) is not None
+        return item.narrowing or item.pattern.search(self.low) is not None
 
 
 def scan(low: str) -> Found:
@@ -115,8 +118,7 @@ def _compile(hints: list[Hint]) -> _Engine | bool:
     except ImportError:
         return False
     flags = (
-        hyperscan.HS_FLAG_UTF8
-        | hyperscan.HS_FLAG_UCP
+        hyperscan.HS_FLAG_UTF8  # its classes are spelt out (scrub.superset): no UCP
         | hyperscan.HS_FLAG_SINGLEMATCH
         | hyperscan.HS_FLAG_ALLOWEMPTY
         | hyperscan.HS_FLAG_PREFILTER
@@ -145,59 +147,3 @@ def _compile(hints: list[Hint]) -> _Engine | bool:
     for _, bit in accepted:
         covered |= bit
     return _Engine(database, covered)
-
-
-_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
-_ASSERTION_OPENERS = ("(?<!", "(?<=", "(?!", "(?=")
-
-
-def superset_pattern(pattern: str) -> str:
-    """*pattern* without the assertions that only narrow a match (lookarounds, ``\\b``, ``^``
-    and ``$``), its ``\\uXXXX`` escapes written out and ``(?m:`` as a plain group, for
-    Hyperscan: whatever *pattern* matches, the result matches too."""
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if not in_class and pattern.startswith(_ASSERTION_OPENERS, i):
-            i = _group_end(pattern, i)
-            continue
-        if ch == "\\":
-            pair = pattern[i : i + 2]
-            if in_class or pair != "\\b":  # in a class, \b is a backspace
-                out.append(pair)
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch in "^$":  # an anchor (outside a class): left out
-            i += 1
-            continue
-        out.append(ch)
-        i += 1
-    text = "".join(out).replace("(?m:", "(?:")
-    return _UNICODE_ESCAPE.sub(lambda m: re.escape(chr(int(m.group(1), 16))), text)
-
-
-def _group_end(pattern: str, start: int) -> int:
-    """The index after the group opened at *start* (escapes and classes skipped)."""
-    depth, i, in_class = 0, start, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    raise ValueError(f"unbalanced group at {start} in a hint pattern")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from tracelake.scrub import hints
-from tracelake.scrub.lowered import lowered
+from tracelake.scrub.lowered import compile_lowered, lowered
 
 Span = tuple[int, int, str]
 
@@ -110,6 +110,16 @@ _SHAPES = re.compile(
 _SHAPE_HINT = hints.hint("national-id shape", re.compile(r"[a-z][\s(]?\d|\d[a-z]"))
 
 
+# the shapes themselves, lower-cased (a superset on the lower-cased text: each shape is made
+# of ASCII letters, digits, spaces and punctuation, which lower-case one to one); in the
+# automaton only, where it spares _shape_spans on most texts with a letter next to a digit
+_SHAPES_HINT = hints.hint(
+    "national-id shapes",
+    compile_lowered("|".join(p.pattern for p in (_SHAPES, _TAIWAN, _SPAIN))),
+    narrowing=True,
+)
+
+
 def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     """Append the spans of the national ids above found in *text* (and of Korean vehicle
     plates and ids after a driver's licence or plate word); *found*: the hints of its
@@ -120,7 +130,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         out.extend((m.start(), m.end(), "VEHICLE_PLATE") for m in _KR_PLATE.finditer(text))
     if _LABEL_HINT in found:
         _labelled_spans(text, out)
-    if _HINT.search(text) is not None and _SHAPE_HINT in found:
+    if _HINT.search(text) is not None and _SHAPE_HINT in found and _SHAPES_HINT in found:
         _shape_spans(text, out)
 
 

@@ -1,0 +1,182 @@
+"""A Python regex rewritten for Hyperscan so that it matches at least what the regex matches.
+
+:mod:`tracelake.scrub.hints` scans texts for the hints of the free-text pass with Hyperscan;
+a hint only gates a rule, so its automaton form may match more than the regex, never less
+(a hint missed would skip a rule that removes personal data). The rewrite:
+
+* assertions are left out (lookarounds, ``\\b``, ``\\B``, ``\\A``, ``\\Z``, ``^``, ``$``):
+  they only narrow a match;
+* ``\\d`` and ``\\s`` become explicit classes of what Python's engine takes for a decimal
+  digit (``str.isdecimal``) and a space (``str.isspace``: ``\\x1c``-``\\x1f`` too), since
+  Hyperscan's Unicode tables are older than Python's and its ``\\s`` has no ``\\x1f``;
+  ``\\w`` becomes every non-ASCII character plus ``[0-9A-Za-z_]``, and ``\\D``, ``\\S``,
+  ``\\W`` any character; a negated class holding one of them becomes any character;
+* ``\\uXXXX`` and ``\\UXXXXXXXX`` become Hyperscan's ``\\x{...}``; ``(?m:`` and named
+  groups become plain groups.
+
+Hyperscan's prefilter mode (``HS_FLAG_PREFILTER``) approximates whatever else it does not
+support, again by a superset. ``tests/scrub/test_hints.py`` draws texts from each hint's own
+regex (Unicode digits and spaces included) and checks the scan reports them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+_ANY = "\\x{0}-\\x{10ffff}"
+_WORD = "0-9A-Za-z_\\x{80}-\\x{10ffff}"  # Python's \w, and more (every non-ASCII character)
+_ASSERTIONS = frozenset("bBAZ")
+_ASSERTION_OPENERS = ("(?<!", "(?<=", "(?!", "(?=")
+_WIDE = frozenset("DSW")  # \D, \S, \W: any character will do
+_LAST_DIGIT = 0x20000  # no decimal digit lies beyond the supplementary plane (Unicode 15)
+_DIGIT_GAP = 0x2000
+
+
+def _ranges(codes: list[int], gap: int = 1) -> str:
+    """*codes* (ascending) as class ranges, joining ranges less than *gap* apart."""
+    out: list[str] = []
+    start = prev = codes[0]
+    for code in [*codes[1:], -1]:
+        if not 0 < code - prev <= gap:
+            out.append(f"\\x{{{start:x}}}" + (f"-\\x{{{prev:x}}}" if prev != start else ""))
+            start = code
+        prev = code
+    return "".join(out)
+
+
+@cache
+def _digits() -> str:
+    """Every decimal digit: ASCII's, then the others in a few wide ranges (Hyperscan limits a
+    pattern's length): the letters between two scripts' digits come along, but not Latin-1,
+    nor the CJK, kana and Hangul blocks, where no digit lies."""
+    wide = [c for c in range(0x80, _LAST_DIGIT) if chr(c).isdecimal()]
+    return "0-9" + _ranges(wide, gap=_DIGIT_GAP)
+
+
+@cache
+def _spaces() -> str:
+    return _ranges([c for c in range(0x3001) if chr(c).isspace()])
+
+
+def _class_item(escape: str) -> str:
+    """The members of a (non-negated) class that stand for *escape* (``\\d``, ``\\s``, ...)."""
+    letter = escape[1]
+    if letter == "d":
+        return _digits()
+    if letter == "s":
+        return _spaces()
+    if letter == "w":
+        return _WORD
+    if letter in _WIDE:
+        return _ANY
+    if letter == "b":
+        return "\\x{8}"  # a backspace, in a class
+    return _code_point(escape)
+
+
+def _code_point(escape: str) -> str:
+    if escape[1] in "uU":
+        return f"\\x{{{int(escape[2:], 16):x}}}"
+    return escape
+
+
+def superset_pattern(pattern: str) -> str:
+    """*pattern* rewritten for Hyperscan: it matches whatever *pattern* matches (see the
+    module doc)."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith(_ASSERTION_OPENERS, i):
+            i = _group_end(pattern, i)
+        elif ch == "\\":
+            escape = _escape_at(pattern, i)
+            i += len(escape)
+            if escape[1] not in _ASSERTIONS:
+                out.append(_outside(escape))
+        elif ch == "[":
+            end = _class_end(pattern, i)
+            out.append(_class(pattern[i:end]))
+            i = end
+        elif pattern.startswith("(?P<", i):
+            out.append("(?:")
+            i = pattern.index(">", i) + 1
+        elif pattern.startswith("(?m:", i):
+            out.append("(?:")
+            i += 4
+        else:
+            if ch not in "^$":  # anchors are left out
+                out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _outside(escape: str) -> str:
+    letter = escape[1]
+    if letter in "dsw" or letter in _WIDE:
+        return f"[{_class_item(escape)}]"
+    return _code_point(escape)
+
+
+def _escape_at(pattern: str, i: int) -> str:
+    letter = pattern[i + 1 : i + 2]
+    size = {"u": 6, "U": 10, "x": 4}.get(letter, 2)
+    return pattern[i : i + size]
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index after the class opened at *start* (``]`` first is a member)."""
+    i = start + 1
+    if pattern[i : i + 1] == "^":
+        i += 1
+    if pattern[i : i + 1] == "]":
+        i += 1
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+            continue
+        if pattern[i] == "]":
+            return i + 1
+        i += 1
+    raise ValueError(f"unterminated class at {start} in a hint pattern")
+
+
+def _class(text: str) -> str:
+    """A class ``[...]`` rewritten: its escapes expanded; a negated class holding a category
+    escape (``[^\\W\\d_]``) becomes any character (its complement would narrow)."""
+    negated = text.startswith("[^")
+    body = text[2:-1] if negated else text[1:-1]
+    members: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            escape = _escape_at(body, i)
+            if negated and escape[1] in "dswDSW":
+                return f"[{_ANY}]"
+            members.append(_class_item(escape))
+            i += len(escape)
+        else:
+            members.append(body[i])
+            i += 1
+    return ("[^" if negated else "[") + "".join(members) + "]"
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index after the group opened at *start* (escapes and classes skipped)."""
+    depth, i = 0, start
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            i = _class_end(pattern, i)
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError(f"unbalanced group at {start} in a hint pattern")
