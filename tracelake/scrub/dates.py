@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from tracelake.scrub import hints
+from tracelake.scrub.lowered import compile_lowered, lowered
+
 Span = tuple[int, int, str]
 
 THIS_YEAR = datetime.now(UTC).year
@@ -38,14 +41,19 @@ _BIRTH = re.compile(
 )
 
 
+# a birth word, in the automaton (the case-insensitive alternation costs ~14 us on a long text)
+_BIRTH_HINT = hints.hint("birth word", compile_lowered(_BIRTH.pattern), narrowing=True)
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d")
 OLD_BEFORE = THIS_YEAR - RECENT_YEARS
 
 
-def spans(text: str, out: list[Span]) -> None:
-    """Append the spans of old dates and dates of birth in *text*."""
+def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
+    """Append the spans of old dates and dates of birth in *text* (*found*: the hints of its
+    lower-cased text, :func:`tracelake.scrub.hints.scan`)."""
+    if found is None:
+        found = hints.scan(lowered(text))
     # Cheap gate: a date needs a year; recent years without a birth word are kept anyway.
-    birth = _BIRTH.search(text) is not None
+    birth = _BIRTH_HINT in found and _BIRTH.search(text) is not None
     if birth:
         birth_spans(text, out)
     years = [int(m.group(0)) for m in _YEAR.finditer(text)]

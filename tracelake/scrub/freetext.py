@@ -145,10 +145,10 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
     # the words of an address
     text, counts = _close_places(text)
     spans: list[Span] = []
-    if _DIGIT.search(text):
-        dates.spans(text, spans)
-        digits.spans(text, spans)
     found = hints.scan(lowered(text))
+    if _DIGIT.search(text):
+        dates.spans(text, spans, found)
+        digits.spans(text, spans, found)
     _hinted_spans(text, found, spans)
     if not text.isascii() and hangul.HANGUL_RUN.search(text):
         spans.extend((a, b, "KR_NAME") for a, b in hangul.name_spans(text))
