@@ -54,3 +54,32 @@ def test_compiled_patterns_match_presidio(entity: str) -> None:
             if r.score >= analyzer.SCORE_THRESHOLD
         ]
         assert sorted(set(ours)) == sorted(set(theirs)), (entity, text[:40])
+
+
+def _gated_patterns() -> list[tuple[str, Any]]:
+    _, _, compiled = analyzer._state()
+    return [
+        (f"{entity}/{p.regex.pattern[:30]}", p)
+        for entity, patterns in compiled.items()
+        for p in patterns
+        if p.gate is not None
+    ]
+
+
+@pytest.mark.parametrize(("name", "pattern"), _gated_patterns(), ids=lambda x: str(x)[:40])
+def test_a_pattern_gate_lets_through_every_text_the_pattern_matches(
+    name: str, pattern: Any
+) -> None:
+    # texts drawn from the pattern itself: a gate that missed one would skip a real match
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    regex = pattern.regex
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.from_regex(regex.pattern, fullmatch=False))
+    def check(text: str) -> None:
+        if regex.search(text) is not None:
+            assert pattern.gate.search(text) is not None, (name, text)
+
+    check()

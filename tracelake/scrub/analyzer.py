@@ -172,13 +172,16 @@ _DIGIT_GATES = {
     "KR_ADDRESS": r"[로길동리]\s*\d",
 }
 ENTITY_GATES: dict[str, re.Pattern[str]] = {e: re.compile(g) for e, g in _DIGIT_GATES.items()}
-_COLON, _DOT = re.compile(":"), re.compile(r"\.")
+# Every IPv6 form has two colons at most four hex digits apart ("::", "db8:0:"): a "key:
+# value" text with an IPv4 address does not run the five IPv6 patterns.
+_TWO_COLONS, _DOT = re.compile(r":[0-9A-Fa-f]{0,4}:"), re.compile(r"\.")
 _PATTERN_GATES: dict[tuple[str, str], re.Pattern[str]] = {
     ("IP_ADDRESS", "IPv4"): _DOT,
-    ("IP_ADDRESS", "IPv4_mapped"): _COLON,
-    ("IP_ADDRESS", "IPv4_embedded"): _COLON,
-    ("IP_ADDRESS", "IPv6"): _COLON,
-    ("IP_ADDRESS", "IPv6_unspecified"): _COLON,
+    ("IP_ADDRESS", "IPv4_mapped"): _TWO_COLONS,
+    ("IP_ADDRESS", "IPv4_embedded"): _TWO_COLONS,
+    ("IP_ADDRESS", "IPv6"): _TWO_COLONS,
+    ("IP_ADDRESS", "IPv6_unspecified"): _TWO_COLONS,
+    ("IP_ADDRESS", "ipv6"): _TWO_COLONS,  # ours (IPV6_RE)
 }
 
 
