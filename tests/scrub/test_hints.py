@@ -25,7 +25,7 @@ from tests.corpora.pii import LOCALES, build_pii_corpus
 from tracelake.scrub import dates, digits, freetext, hints, national_ids
 from tracelake.scrub.lowered import lowered
 from tracelake.scrub.scrubber import Scrubber, clear_caches
-from tracelake.scrub.superset import superset_pattern
+from tracelake.scrub.superset import plain, superset_pattern
 
 FAST_PATH_EXPECTED = sys.platform.startswith("linux") and platform.machine() == "x86_64"
 
@@ -116,7 +116,7 @@ def _hyperscan_matches(pattern: str, text: str) -> bool:
     flags = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_PREFILTER
     database.compile(expressions=[superset_pattern(pattern).encode()], ids=[1], flags=[flags])
     hits: list[int] = []
-    database.scan(text.encode(), match_event_handler=lambda *a: hits.append(1))
+    database.scan(plain(text).encode(), match_event_handler=lambda *a: hits.append(1))
     return bool(hits)
 
 
@@ -186,3 +186,17 @@ def test_the_scrubber_stores_the_same_with_and_without_hyperscan(
     monkeypatch.setattr(hints, "_ENGINE", False)  # as where Hyperscan is not installed
     assert _scrub_all(scrubber, corpus.events) == fast
     clear_caches()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(categories=["Nd", "Zs", "Zl", "Zp", "Cc", "Ll", "Lo"])))
+def test_plain_writes_every_digit_and_space_in_ascii(text: str) -> None:
+    out = plain(text)
+    assert len(out) == len(text)
+    for before, after in zip(text, out, strict=True):
+        if before.isdecimal():
+            assert after == (before if before.isascii() else "0")
+        elif before.isspace():
+            assert after == (before if before.isascii() else " ")
+        else:
+            assert after == before

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracelake.forksafe import renew_locks_after_fork
-from tracelake.scrub.superset import superset_pattern
+from tracelake.scrub.superset import plain, superset_pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +85,7 @@ def scan(low: str) -> Found:
         return Found(low, 0, 0)
     database = engine.database
     try:
-        data = low.encode("utf-8")
+        data = plain(low).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: Hyperscan reads valid UTF-8 only
         return Found(low, 0, 0)
     scratch = getattr(_LOCAL, "scratch", None)
@@ -123,27 +123,28 @@ def _compile(hints: list[Hint]) -> _Engine | bool:
         | hyperscan.HS_FLAG_ALLOWEMPTY
         | hyperscan.HS_FLAG_PREFILTER
     )
-    accepted: list[tuple[bytes, int]] = []
-    for h in hints:  # one by one first: a hint Hyperscan rejects keeps its regex
-        expression = superset_pattern(h.pattern.pattern).encode("utf-8")
-        try:
-            hyperscan.Database().compile(expressions=[expression], ids=[h.bit], flags=[flags])
-        except Exception:  # noqa: BLE001 - hyperscan.error, or a CPU it cannot run on
-            continue
-        accepted.append((expression, h.bit))
-    if not accepted:
-        return False
-    database = hyperscan.Database()
-    try:
-        database.compile(
-            expressions=[e for e, _ in accepted],
-            ids=[bit for _, bit in accepted],
-            elements=len(accepted),
-            flags=[flags] * len(accepted),
-        )
-    except Exception:  # noqa: BLE001 - keep the regexes
+    accepted = [(superset_pattern(h.pattern.pattern).encode("utf-8"), h.bit) for h in hints]
+    database = _database(hyperscan, accepted, flags)
+    if database is None:  # one by one: a hint Hyperscan rejects keeps its regex
+        accepted = [one for one in accepted if _database(hyperscan, [one], flags) is not None]
+        database = _database(hyperscan, accepted, flags) if accepted else None
+    if database is None:
         return False
     covered = 0
     for _, bit in accepted:
         covered |= bit
     return _Engine(database, covered)
+
+
+def _database(hyperscan: Any, expressions: list[tuple[bytes, int]], flags: int) -> Any | None:
+    database = hyperscan.Database()
+    try:
+        database.compile(
+            expressions=[e for e, _ in expressions],
+            ids=[bit for _, bit in expressions],
+            elements=len(expressions),
+            flags=[flags] * len(expressions),
+        )
+    except Exception:  # noqa: BLE001 - hyperscan.error, or a CPU it cannot run on
+        return None
+    return database

@@ -6,10 +6,13 @@ a hint only gates a rule, so its automaton form may match more than the regex, n
 
 * assertions are left out (lookarounds, ``\\b``, ``\\B``, ``\\A``, ``\\Z``, ``^``, ``$``):
   they only narrow a match;
-* ``\\d`` and ``\\s`` become explicit classes of what Python's engine takes for a decimal
-  digit (``str.isdecimal``) and a space (``str.isspace``: ``\\x1c``-``\\x1f`` too), since
-  Hyperscan's Unicode tables are older than Python's and its ``\\s`` has no ``\\x1f``;
-  ``\\w`` becomes every non-ASCII character plus ``[0-9A-Za-z_]``, and ``\\D``, ``\\S``,
+* the automaton reads the text through :func:`plain`, which writes every non-ASCII decimal
+  digit as ``0`` and every non-ASCII space as a space, so ``\\d`` and ``\\s`` become ASCII
+  classes (``\\s`` with Python's ``\\x1c``-``\\x1f``): Hyperscan's own Unicode tables are
+  older than Python's (a Hanifi Rohingya digit is no digit there) and its ``\\s`` has no
+  ``\\x1f``; Unicode classes also made the automaton slow to build. A digit or space written
+  as ``0`` or `` `` still matches every class it matched before;
+* ``\\w`` becomes every non-ASCII character plus ``[0-9A-Za-z_]``, and ``\\D``, ``\\S``,
   ``\\W`` any character; a negated class holding one of them becomes any character;
 * ``\\uXXXX`` and ``\\UXXXXXXXX`` become Hyperscan's ``\\x{...}``; ``(?m:`` and named
   groups become plain groups.
@@ -21,50 +24,56 @@ regex (Unicode digits and spaces included) and checks the scan reports them.
 
 from __future__ import annotations
 
-from functools import cache
+import re
 
 _ANY = "\\x{0}-\\x{10ffff}"
-_WORD = "0-9A-Za-z_\\x{80}-\\x{10ffff}"  # Python's \w, and more (every non-ASCII character)
+_WORD = "0-9A-Za-z_\\x{80}-\\x{10ffff}"  # Python's \\w, and more (every non-ASCII character)
+_DIGIT = "0-9"  # after plain()
+_SPACE = "\\x{9}-\\x{d}\\x{1c}-\\x{20}"  # Python's ASCII spaces, after plain()
 _ASSERTIONS = frozenset("bBAZ")
 _ASSERTION_OPENERS = ("(?<!", "(?<=", "(?!", "(?=")
-_WIDE = frozenset("DSW")  # \D, \S, \W: any character will do
+_WIDE = frozenset("DSW")  # \\D, \\S, \\W: any character will do
 _LAST_DIGIT = 0x20000  # no decimal digit lies beyond the supplementary plane (Unicode 15)
-_DIGIT_GAP = 0x2000
 
 
-def _ranges(codes: list[int], gap: int = 1) -> str:
-    """*codes* (ascending) as class ranges, joining ranges less than *gap* apart."""
+def _members(codes: list[int]) -> str:
+    """*codes* (ascending) as the members of a Python class, consecutive ones as ranges."""
     out: list[str] = []
     start = prev = codes[0]
     for code in [*codes[1:], -1]:
-        if not 0 < code - prev <= gap:
-            out.append(f"\\x{{{start:x}}}" + (f"-\\x{{{prev:x}}}" if prev != start else ""))
+        if code != prev + 1:
+            out.append(re.escape(chr(start)) + (f"-{re.escape(chr(prev))}" if prev > start else ""))
             start = code
         prev = code
     return "".join(out)
 
 
-@cache
-def _digits() -> str:
-    """Every decimal digit: ASCII's, then the others in a few wide ranges (Hyperscan limits a
-    pattern's length): the letters between two scripts' digits come along, but not Latin-1,
-    nor the CJK, kana and Hangul blocks, where no digit lies."""
-    wide = [c for c in range(0x80, _LAST_DIGIT) if chr(c).isdecimal()]
-    return "0-9" + _ranges(wide, gap=_DIGIT_GAP)
+_DIGITS = [c for c in range(0x80, _LAST_DIGIT) if chr(c).isdecimal()]
+_SPACES = [c for c in range(0x80, 0x3001) if chr(c).isspace()]
+_OTHER_DIGITS = re.compile(f"[{_members(_DIGITS)}]")
+_OTHER_SPACES = re.compile(f"[{_members(_SPACES)}]")
+# a quick test first: the BMP's digits and spaces as a bitmap, and any astral character (the
+# astral digits, rare, are matched one range at a time by the engine)
+_MAYBE = re.compile(
+    f"[{_members([c for c in _DIGITS + _SPACES if c < 0x10000])}\U00010000-\U0010ffff]"
+)
 
 
-@cache
-def _spaces() -> str:
-    return _ranges([c for c in range(0x3001) if chr(c).isspace()])
+def plain(text: str) -> str:
+    """*text* with its non-ASCII decimal digits written ``0`` and its non-ASCII spaces written
+    `` ``: what the rewritten patterns read (see the module doc)."""
+    if text.isascii() or _MAYBE.search(text) is None:
+        return text
+    return _OTHER_SPACES.sub(" ", _OTHER_DIGITS.sub("0", text))
 
 
 def _class_item(escape: str) -> str:
     """The members of a (non-negated) class that stand for *escape* (``\\d``, ``\\s``, ...)."""
     letter = escape[1]
     if letter == "d":
-        return _digits()
+        return _DIGIT
     if letter == "s":
-        return _spaces()
+        return _SPACE
     if letter == "w":
         return _WORD
     if letter in _WIDE:
