@@ -83,10 +83,27 @@ def _kept_as_is(key: str, value: Any) -> bool:
     ``None``, or a string already judged so (as an id under an id key, else as a label)."""
     cls = value.__class__
     if cls is str:
-        if is_identifier_key(key):
-            return kept_as_id(value, number=is_number_key(key))
-        return value in _PLAIN_LABELS
+        kind = _KEY_KINDS.get(key)
+        if kind is None:
+            kind = _key_kind(key)
+        if kind is _LABEL:
+            return value in _PLAIN_LABELS
+        return kept_as_id(value, number=kind is _NUMBER_ID)
     return value is None or cls is int or cls is bool or cls is float
+
+
+# What keep() makes of a string under a key: a label, an id, or a thing's number (the key
+# rules' answer, a pure function of the key, looked up once per key name)
+_LABEL, _ID, _NUMBER_ID = "label", "id", "number id"
+_KEY_KINDS: dict[str, str] = {}
+
+
+def _key_kind(key: str) -> str:
+    kind = _LABEL if not is_identifier_key(key) else _NUMBER_ID if is_number_key(key) else _ID
+    if len(_KEY_KINDS) >= _PLAIN_LABELS_MAX:
+        _KEY_KINDS.clear()
+    _KEY_KINDS[key] = kind
+    return kind
 
 
 def scrub(w: Walker, value: Any, path: str) -> Any:
