@@ -33,7 +33,7 @@ _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]*(?::[^/\s@]*)?
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # "password=hunter2", "token: abc" at the start of a text or after a space or bracket
-_KEY_VALUE = re.compile(
+KEY_VALUE = re.compile(
     r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
 )
 
@@ -150,7 +150,7 @@ def _hinted_spans(text: str, out: list[Span], found: hints.Found) -> None:
 
 # A password given on a command line: --password=x, --password x, -p x for sshpass, and the
 # glued -px of mysql/mariadb clients (mysql -uroot -pS3cret db); PGPASSWORD=x is a key=value.
-_CLI_PASSWORD = re.compile(
+CLI_PASSWORD = re.compile(
     r"(?<!\S)--?(?i:[a-z-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)([^\s\"']{1,128})"
     r"|(?<!\S)-p([^\s\"']{3,128})"
     r"|(?<!\S)(?:-u|--user)\s*([^\s:\"']+:[^\s\"']+)"  # curl -u user:password
@@ -162,22 +162,22 @@ _CLI_HINT = re.compile(r"(?i:mysql|mariadb|mysqldump|mysqladmin)|(?<!\S)-u\S")
 
 
 # "creds admin:B7ER2N$u#5", "login with admin / commodi8937#": the part after the user
-_LOGIN_PAIR = re.compile(
+LOGIN_PAIR = re.compile(
     r"(?i:\b(?:creds|credentials|login(?: with)?|log in with|sign in with|account)\s*:?\s+)"
     r"[^\s:/]{1,64}\s*[:/]\s*([^\s\"'<>]{3,128})"
 )
 
 
 def login_pair_spans(text: str, out: list[Span]) -> None:
-    """The password of a user/password pair after a login word (:data:`_LOGIN_PAIR`)."""
-    out.extend((m.start(1), m.end(1), "CREDENTIAL") for m in _LOGIN_PAIR.finditer(text))
+    """The password of a user/password pair after a login word (:data:`LOGIN_PAIR`)."""
+    out.extend((m.start(1), m.end(1), "CREDENTIAL") for m in LOGIN_PAIR.finditer(text))
 
 
 def cli_password_spans(text: str, out: list[Span]) -> None:
-    """Passwords on a command line (:data:`_CLI_PASSWORD`); ``-p`` glued to its value only
+    """Passwords on a command line (:data:`CLI_PASSWORD`); ``-p`` glued to its value only
     in a MySQL/MariaDB/sshpass command or next to ``-u`` (elsewhere ``-p8080`` is a port)."""
     glued_ok = _CLI_HINT.search(text) is not None
-    for match in _CLI_PASSWORD.finditer(text):
+    for match in CLI_PASSWORD.finditer(text):
         for group in (1, 3, 4, 5):
             if match.group(group) is not None:
                 out.append((match.start(group), match.end(group), "CREDENTIAL"))
@@ -189,7 +189,7 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
     """``password=hunter2``, ``token: abc``, ``user_id=kim.minjun``: the value of a
     credential, person-data or user-id key in free text, as the key rules judge the pair in a
     dict."""
-    for match in _KEY_VALUE.finditer(text):
+    for match in KEY_VALUE.finditer(text):
         key, value = match.group(1), match.group(2)
         kclass, entity = classify(key)
         if kclass is KeyClass.CREDENTIAL:

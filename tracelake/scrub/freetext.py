@@ -104,13 +104,19 @@ _ADDRESS_HINT = re.compile(
     r"[시도군구동로길]\s|\d\s?[호층]|[로길동]\s?\d|배송지|주소|수령지|\[ADDRESS\]"
 )
 _HAS_UPPER_WORD = re.compile(r"[^\W\d_a-z]")
-# a superset of what credentials.spans can find: its own hints, so the word lists live there
+# a superset of what credentials.spans can find: its rules' own patterns and hints, so the
+# word lists live there. The "key: value" pairs (any key the key rules hide: "Contact: jdoe42"
+# was kept when only a list of key words triggered the pass), command-line passwords and
+# login pairs are in it by their patterns (tests/scrub/test_hints.py draws texts from each).
 _TRIGGERS_PATTERN = "|".join(
     (
         r"[=]|://|%40|-----BEGIN|(?i:token|secret|key|pwd|pass|pw|auth|id|name|nm|mail|phone|tel|"
         r"no|user|login|member|customer|addr|address)[ \t]*:",
         r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass|login|redis-cli|htpasswd|"
         r"secret|token|creds|credentials|log in|sign in|cookie|session)",
+        credentials.KEY_VALUE.pattern,
+        credentials.CLI_PASSWORD.pattern,
+        credentials.LOGIN_PAIR.pattern,
         credentials.API_HINT.pattern,
         credentials.PASSPORT_HINT.pattern,
         credentials.SECRET_WORDS,

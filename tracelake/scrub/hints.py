@@ -53,6 +53,8 @@ _LOCAL = threading.local()  # a Hyperscan scratch space per thread (one scan at 
 
 def hint(name: str, pattern: re.Pattern[str], *, narrowing: bool = False) -> Hint:
     """Register *pattern* (for the lower-cased text) as a hint; at import time only."""
+    if pattern.flags & ~re.UNICODE:  # the automaton form reads the source alone
+        raise ValueError(f"hint {name!r}: write its flags into the pattern (got {pattern.flags})")
     global _ENGINE
     with _LOCK:
         found = Hint(name, pattern, 1 << len(_HINTS), narrowing)

@@ -29,10 +29,16 @@ def lower_pattern(pattern: str) -> str:
 
 
 def lowered(text: str) -> str:
-    """*text* lower-cased for the hints (dotless i and long s read as i and s, as the
-    case-insensitive patterns read them)."""
-    low = text.lower()
-    return low if text.isascii() else low.replace("\u0131", "i").replace("\u017f", "s")
+    """*text* lower-cased for the hints: dotted capital I, dotless i and long s read as i, i
+    and s, as the case-insensitive patterns read them (``str.lower`` writes İ as two
+    characters, i and a combining dot: ``PİN`` was no ``pin`` for a hint while ``(?i:pin)``
+    matched it; a fresh-context attack stored a codice fiscale, a date of birth and a phone
+    number that way). No other character is matched by ``(?i:x)`` for an ASCII letter x and
+    lower-cased to something else (checked over every code point by that attack)."""
+    if text.isascii():
+        return text.lower()
+    low = text.replace("\u0130", "i").lower()
+    return low.replace("\u0131", "i").replace("\u017f", "s")
 
 
 def compile_lowered(pattern: str) -> re.Pattern[str]:

@@ -25,6 +25,7 @@ regex (Unicode digits and spaces included) and checks the scan reports them.
 from __future__ import annotations
 
 import re
+import warnings
 
 _ANY = "\\x{0}-\\x{10ffff}"
 _WORD = "0-9A-Za-z_\\x{80}-\\x{10ffff}"  # Python's \\w, and more (every non-ASCII character)
@@ -50,6 +51,7 @@ def _members(codes: list[int]) -> str:
 
 _DIGITS = [c for c in range(0x80, _LAST_DIGIT) if chr(c).isdecimal()]
 _SPACES = [c for c in range(0x80, 0x3001) if chr(c).isspace()]
+_DIGIT_TEXT, _SPACE_TEXT = "".join(map(chr, _DIGITS)), "".join(map(chr, _SPACES))
 _OTHER_DIGITS = re.compile(f"[{_members(_DIGITS)}]")
 _OTHER_SPACES = re.compile(f"[{_members(_SPACES)}]")
 # a quick test first: the BMP's digits and spaces as a bitmap, and any astral character (the
@@ -84,8 +86,9 @@ def _class_item(escape: str) -> str:
 
 
 def _code_point(escape: str) -> str:
-    if escape[1] in "uU":
-        return f"\\x{{{int(escape[2:], 16):x}}}"
+    if escape[1] in "uU":  # a non-ASCII digit or space as plain() writes it
+        char = plain(chr(int(escape[2:], 16)))
+        return re.escape(char) if char.isascii() else f"\\x{{{ord(char):x}}}"
     return escape
 
 
@@ -113,11 +116,30 @@ def superset_pattern(pattern: str) -> str:
         elif pattern.startswith("(?m:", i):
             out.append("(?:")
             i += 4
+        elif ch == "{" and (bound := _BOUND.match(pattern, i)) is not None:
+            out.append(_widened(bound))
+            i = bound.end()
         else:
             if ch not in "^$":  # anchors are left out
-                out.append(ch)
+                out.append(plain(ch))  # a non-ASCII digit or space reads as plain() writes it
             i += 1
     return "".join(out)
+
+
+_BOUND = re.compile(r"\{(\d*)(,?)(\d*)\}")
+_WIDE_BOUND = 8  # a repeat bounded above this many is left unbounded (Hyperscan builds it fast)
+
+
+def _widened(bound: re.Match[str]) -> str:
+    """A counted repeat, as Hyperscan reads it: ``{,n}`` is Python's ``{0,n}``; a repeat with
+    a large bound (``{3,30}``, ``{17}``) becomes at least min(low, 8) and unbounded, which only
+    widens the match and keeps the automaton small (fast to build)."""
+    low, comma, high = bound.groups()
+    low = low or "0"
+    upper = high if comma else low
+    if upper and int(upper) > _WIDE_BOUND:
+        return f"{{{min(int(low), _WIDE_BOUND)},}}"
+    return f"{{{low}{comma}{high}}}"
 
 
 def _outside(escape: str) -> str:
@@ -152,8 +174,15 @@ def _class_end(pattern: str, start: int) -> int:
 
 def _class(text: str) -> str:
     """A class ``[...]`` rewritten: its escapes expanded; a negated class holding a category
-    escape (``[^\\W\\d_]``) becomes any character (its complement would narrow)."""
+    escape (``[^\\W\\d_]``) or leaving out ``0`` or a space (which :func:`plain` writes for
+    other digits and spaces) becomes any character; a class holding a non-ASCII digit or
+    space holds ``0`` or a space too."""
     negated = text.startswith("[^")
+    with warnings.catch_warnings():  # "possible nested set" ([[:x]): read as Python reads it
+        warnings.simplefilter("ignore", FutureWarning)
+        python = re.compile(text)
+    if negated and not (python.fullmatch("0") and python.fullmatch(" ")):
+        return f"[{_ANY}]"
     body = text[2:-1] if negated else text[1:-1]
     members: list[str] = []
     i = 0
@@ -165,8 +194,14 @@ def _class(text: str) -> str:
             members.append(_class_item(escape))
             i += len(escape)
         else:
-            members.append(body[i])
+            # escaped: no POSIX class ([:alpha:]), no early end when members go in front
+            members.append("\\" + body[i] if body[i] in "[]" else body[i])
             i += 1
+    if not negated:  # in front: a "-" that ends the class stays a literal
+        if python.search(_SPACE_TEXT):
+            members.insert(0, "\\x{20}")
+        if python.search(_DIGIT_TEXT):
+            members.insert(0, "0")
     return ("[^" if negated else "[") + "".join(members) + "]"
 
 
