@@ -253,3 +253,27 @@ def test_plain_writes_every_digit_and_space_in_ascii(text: str) -> None:
             assert after == (before if before.isascii() else " ")
         else:
             assert after == before
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "gone"),
+    [  # a fresh-context attack's reproducers (dotted capital I, a key the trigger list lacked)
+        ("P\u0130N 4821", "P\u0130N", "4821"),
+        ("CL\u0130ENT: john smith", "CL\u0130ENT", "john smith"),
+        ("L\u0130CENSE NO D1234567", "NO", "D1234567"),
+        ("DATE OF B\u0130RTH: 14/03/85", "DATE OF", "14/03/85"),
+        ("MOB\u0130LE.0044207946", "MOB", "0044207946"),
+        ("cf RSSMR\u013085T10A562S ok", "cf", "85T10A562S"),
+        ("Contact: jdoe42, spinning", "spinning", "jdoe42"),
+        ("HKID 000000", "HKID", "000000"),
+    ],
+)
+def test_the_attack_reproducers_are_scrubbed_on_both_paths(
+    scrubber: Scrubber, monkeypatch: pytest.MonkeyPatch, text: str, kept: str, gone: str
+) -> None:
+    for engine in (None, False):  # the automaton, then the regexes
+        monkeypatch.setattr(hints, "_ENGINE", engine)
+        clear_caches()
+        out = scrubber.scrub_text(text)
+        assert gone not in out and kept in out, (engine, out)
+    clear_caches()
