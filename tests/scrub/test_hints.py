@@ -277,3 +277,12 @@ def test_the_attack_reproducers_are_scrubbed_on_both_paths(
         out = scrubber.scrub_text(text)
         assert gone not in out and kept in out, (engine, out)
     clear_caches()
+
+
+def test_without_hyperscan_the_regexes_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # as where no wheel exists
+    assert hints._compile(list(hints._HINTS)) is False
+    monkeypatch.setattr(hints, "_ENGINE", False)
+    found = hints.scan(lowered("Passport no: M12345678, contact: a@b.org"))
+    assert freetext._TRIGGERS in found and credentials._PASSPORT_LOW in found
+    assert freetext._MACHINE_HINT not in found
