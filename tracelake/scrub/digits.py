@@ -23,7 +23,9 @@ Span = tuple[int, int, str]
 # hyphen, middle dot (010_8792_1742, 4180\u20139679\u20132908\u20131002)
 _HAS_DIGIT7 = re.compile(r"\d[\d\s().+/_*|~:,\u00b7\u2010-\u2015\u2212\uff0d\uff0f-]{5,}\d")
 _DIGIT_RUN = re.compile(
-    r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_./])"
+    # glued to an id by "-", "_" or "." (ORD-20260725-0001), not by "/": a path segment is a
+    # value of its own (/users/33359946034/orders: a phone, 136 of 150 in an attack)
+    r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_.])"
     r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?(?:[-.]\s?)?)?\d+"  # (0479)-305966
     r"(?:(?:\s?[-./_\u00b7\u2010-\u2015\u2212\uff0d]\s?|[*|~\uff0f]|\s{1,3}|\s?\(\d{1,4}\)\s?(?:[-.]\s?)?"
     r"|\)\s?)\d+)*"
@@ -36,11 +38,11 @@ _NUMBER_WORD = r"(?:번호|코드|no\.?|number|num|id|#|code)"
 _ID_LABEL = re.compile(
     r"(?i:(?:주문|송장|운송장|택배|상품|클레임|반품|invoice|order|tracking|waybill|shipment|parcel|"
     r"claim|delivery|goods|product|item|sku|barcode|ean|gtin|upc|isbn|대한통운|통운|한진|롯데|"
-    r"우체국|로젠|경동|cj|fedex|ups|dhl|usps|ems|tnt)"
+    r"우체국|로젠|경동|cj|fedex|ups|dhl|usps|ems|tnt)s?"
     rf"\s*{_NUMBER_WORD}?"
     r"|(?:배송|교환|환불|결제|승인|영수증|거래|요청|접수|쿠폰|refund|return|transaction|txn|receipt|"
     rf"reference|ref|(?<!bad )(?<!invalid )request|ticket|case)\s*{_NUMBER_WORD})"
-    r"(?:[는은이가]|\s*is)?[\s:#=]{0,4}$"
+    r"(?:[는은이가]|\s*is)?[\s:#=/]{0,4}$"  # /orders/12345678: an id after its path label
 )
 # The shapes of a phone or resident number, which no id label makes an id
 _PERSONAL_SHAPE = re.compile(
@@ -136,11 +138,14 @@ _UNIT_AFTER = re.compile(
     r"포인트|points?|views?|rows?|records?|events?|items?|times|requests?|calls?|users?|chars?|"
     r"characters?)(?![A-Za-z])"
 )
+# The quantity word ends where a key's next part starts (max_tokens, maxTokens, total.count,
+# size:) or the label does: "Maxime", "Summer", "attached", "export" are no quantities, and a
+# phone number after them was kept (a fresh-context attack: 198 of 200).
 _QUANTITY_BEFORE = re.compile(
     r"(?i:size|bytes|length|total|count|amount|금액|가격|price|cost|duration|elapsed|latency|"
     r"timeout|epoch|timestamp|\bts|tokens?|offset|limit|seed|views|revenue|budget|quota|usage|"
     r"balance|잔액|포인트|sum|avg|mean|p\d\d|max|min|\bat|\bexp|\biat|\bnbf|created|updated)"
-    r"[\w.-]{0,24}\s*[:=]?\s*$|[?&;](?:t|_|v|ts)=$"
+    r"(?=[^A-Za-z]|[A-Z](?![A-Z])|$)[\w.-]{0,24}\s*[:=]?\s*$|[?&;](?:t|_|v|ts)=$"
 )
 
 

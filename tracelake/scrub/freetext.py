@@ -182,7 +182,9 @@ def _hinted_spans(text: str, found: hints.Found, spans: list[Span]) -> None:
 
 
 def _plain_token(text: str) -> bool:
-    """A short ASCII word or a code identifier: no fail-closed rule can fire on it."""
+    """A short ASCII word or a code identifier: no fail-closed rule can fire on it. Not one:
+    a token with a national id's shape (a codice fiscale as a whole value) or a 7+ digit
+    path or ``key:`` segment (``users/33359946034/orders``, ``msisdn:NNN``)."""
     if len(text) < 7 and text.isascii() and " " not in text:
         return True
     return (
@@ -191,7 +193,12 @@ def _plain_token(text: str) -> bool:
         and not digits.glued_number(text)
         and not machine.in_token(text)
         and not (":" in text and credentials.sensitive_key(text.partition(":")[0]))
+        and _DIGIT_SEGMENT.search(text) is None
+        and not national_ids.shaped(text)
     )
+
+
+_DIGIT_SEGMENT = re.compile(r"[/:]\d{7,}(?![A-Za-z0-9])")
 
 
 def _add_counts(

@@ -130,6 +130,12 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         _shape_spans(text, out)
 
 
+def shaped(text: str) -> bool:
+    """Whether *text* holds one of the shapes above (a code-like token that is one:
+    ``PSSDNI93T63F987K``, ``lookup:K121074313``)."""
+    return any(p.search(text) is not None for p in (_SHAPES, _TAIWAN, _SPAIN))
+
+
 def _labelled_spans(text: str, out: list[Span]) -> None:
     for match in _LABELLED.finditer(text):
         label = text[match.start() : match.start(1)].lower()
