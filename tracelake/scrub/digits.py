@@ -145,14 +145,29 @@ _QUANTITY_BEFORE = re.compile(
     r"(?i:size|bytes|length|total|count|amount|금액|가격|price|cost|duration|elapsed|latency|"
     r"timeout|epoch|timestamp|\bts|tokens?|offset|limit|seed|views|revenue|budget|quota|usage|"
     r"balance|잔액|포인트|sum|avg|mean|p\d\d|max|min|\bat|\bexp|\biat|\bnbf|created|updated)"
-    r"(?=[^A-Za-z]|[A-Z](?![A-Z])|$)[\w.-]{0,24}\s*[:=]?\s*$|[?&;](?:t|_|v|ts)=$"
+    r"(?=[\W\d_]|[A-Z](?![A-Z])|$)[\w.-]{0,24}\s*[:=]?\s*$|[?&;](?:t|_|v|ts)=$"
 )
 
 
 def _is_quantity(text: str, start: int, end: int, before: str) -> bool:
     if _PII_WORD.search(before):
         return False
-    return _UNIT_AFTER.match(text, end) is not None or _QUANTITY_BEFORE.search(before) is not None
+    return _UNIT_AFTER.match(text, end) is not None or _quantity_label(before)
+
+
+_KEY_MARK = re.compile(r"[:=_.\-]|[a-z][A-Z]")
+
+
+def _quantity_label(before: str) -> bool:
+    """A quantity word or key right before the number; a capitalised word alone is a name
+    (``Max 34984854361``, ``Summer 0933…``), unless a key's mark follows (``Total:``,
+    ``Max_tokens``, ``maxTokens``)."""
+    match = _QUANTITY_BEFORE.search(before)
+    if match is None:
+        return False
+    word = match.group(0).strip()
+    titled = word[:1].isupper() and word[1:2].islower()
+    return not titled or _KEY_MARK.search(word) is not None
 
 
 _CURRENCY = frozenset("$€£¥₩")

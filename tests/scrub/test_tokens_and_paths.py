@@ -1,0 +1,118 @@
+"""Leak classes a fresh-context attack found (2026-12-03), with fresh Faker values each run:
+numbers in URL path segments and ``key:`` tokens, national ids as whole code-like values, and
+phone numbers after a name or word that starts with a quantity word (Maxime, Summer)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+import pytest
+from faker import Faker
+
+from tracelake.scrub import Scrubber
+
+LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "it_IT", "es_ES", "pt_BR", "tr_TR", "ko_KR")
+QUANTITY_PREFIXES = ("max", "min", "sum", "at", "exp", "cost", "count", "total", "size", "seed")
+
+
+def _digits(fake: Any, rng: random.Random) -> str:
+    """A phone number of the locale as a bare digit run of 8 to 12 digits."""
+    while True:
+        found = re.sub(r"\D", "", fake.phone_number())
+        if 8 <= len(found) <= 12:
+            return found
+        if rng.random() < 0.2:
+            return str(rng.randrange(10**8, 10**11))
+
+
+def _dump(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False) + json.dumps(payload)
+
+
+def _fakes(seed: int) -> list[Any]:
+    Faker.seed(seed)
+    return [Faker(loc) for loc in LOCALES]
+
+
+@pytest.fixture()
+def seed() -> int:
+    return random.SystemRandom().randrange(1, 2**31)
+
+
+def test_numbers_in_path_segments_and_key_tokens_are_replaced(
+    scrubber: Scrubber, seed: int
+) -> None:
+    rng = random.Random(seed)
+    fakes = _fakes(seed)
+    forms = (
+        "users/{v}/orders",
+        "msisdn:{v}",
+        "GET /api/v1/users/{v}/profile returned 404",
+        "https://api.example.com/v1/customers/{v}/orders",
+    )
+    for _ in range(60):
+        value = _digits(rng.choice(fakes), rng)
+        text = rng.choice(forms).format(v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)
+
+
+def test_an_id_after_its_path_label_stays(scrubber: Scrubber, seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(30):
+        order = str(rng.randrange(10**7, 10**9))
+        for text in (f"/api/v1/orders/{order}/refund", f"GET /v2/items/{order} 200"):
+            assert scrubber.scrub_text(text) == text
+
+
+def test_national_ids_as_whole_values_and_in_tokens(scrubber: Scrubber, seed: int) -> None:
+    Faker.seed(seed)
+    makers = [
+        Faker("it_IT").ssn,  # codice fiscale
+        Faker("zh_TW").ssn,  # Taiwan id
+        Faker("es_ES").nie,
+        Faker("en_GB").ssn,  # NINO (spaced or not)
+    ]
+    rng = random.Random(seed)
+    for _ in range(40):
+        value = rng.choice(makers)().replace(" ", "")
+        for text in (value, f"lookup:{value}", f"citizens/{value}/profile"):
+            event = {
+                "type": "step.completed",
+                "plan_id": "p1",
+                "step_id": "s1",
+                "tool": "lookupCitizen",
+                "output_preview": {"q": text},
+            }
+            payload = scrubber.scrub_event("graph_tool_call", "step.completed", event).payload
+            assert value not in _dump(payload), (seed, text, payload)
+
+
+def test_a_phone_after_a_name_that_starts_like_a_quantity_word(
+    scrubber: Scrubber, seed: int
+) -> None:
+    rng = random.Random(seed)
+    fakes = _fakes(seed)
+    names = {
+        name
+        for fake in fakes
+        for name in (fake.first_name() for _ in range(300))
+        if name.lower().startswith(QUANTITY_PREFIXES)
+    }
+    words = {"attached", "export", "express", "atualizar", "Summer", "Maxime"}
+    assert names, f"no Faker first name with a quantity prefix (seed {seed})"
+    for who in sorted(names | words):
+        value = _digits(rng.choice(fakes), rng)
+        out = scrubber.scrub_text(f"Please call {who} {value} tomorrow")
+        assert value not in out, (seed, who, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["max_tokens=1000000", "maxTokens 1000000", "MAX_TOKENS=1000000", "totalAmount 12500000"],
+)
+def test_quantity_keys_keep_their_numbers(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text
