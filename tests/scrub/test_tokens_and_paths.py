@@ -116,3 +116,41 @@ def test_a_phone_after_a_name_that_starts_like_a_quantity_word(
 )
 def test_quantity_keys_keep_their_numbers(scrubber: Scrubber, text: str) -> None:
     assert scrubber.scrub_text(text) == text
+
+
+# A birth label in each language (the template); the month names and dates come from Faker.
+BIRTH_LABELS = {
+    "es_ES": "fecha de nacimiento: {d} de {m} de {y}",
+    "pt_BR": "data de nascimento {d} de {m} de {y}",
+    "it_IT": "data di nascita {d} {m} {y}",
+    "nl_NL": "geboortedatum {d} {m} {y}",
+    "tr_TR": "doğum tarihi {d} {m} {y}",
+    "ru_RU": "дата рождения {d} {m} {y}",
+}
+
+
+@pytest.mark.parametrize("locale", sorted(BIRTH_LABELS))
+def test_dates_of_birth_with_month_names_in_other_languages(
+    scrubber: Scrubber, seed: int, locale: str
+) -> None:
+    import importlib
+
+    Faker.seed(seed)
+    fake = Faker(locale)
+    months = list(
+        importlib.import_module(f"faker.providers.date_time.{locale}").Provider.MONTH_NAMES.values()
+    )
+    for _ in range(25):
+        born = fake.date_of_birth(minimum_age=1, maximum_age=90)
+        text = BIRTH_LABELS[locale].format(d=born.day, m=months[born.month - 1], y=born.year)
+        out = scrubber.scrub_text(text)
+        assert str(born.year) not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["data urodzenia 27.11.2022", "дата рождения 23/02/2022", "data di nascita 2024-01-20"],
+)
+def test_a_recent_date_after_a_birth_word_in_other_languages(scrubber: Scrubber, text: str) -> None:
+    out = scrubber.scrub_text(text)
+    assert "[DATE_OF_BIRTH]" in out, out
