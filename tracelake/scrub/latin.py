@@ -195,7 +195,8 @@ _STRONG_LABEL = (
     r"|\b(?:dear|mr|mrs|ms|miss|mx|dr|prof|sir|madam)\b\.?)"
     r"|수령인|주문자|예금주|이름|성명|성함|받는\s?분|보내는\s?분|고객명"
 )
-_WEAK_LABEL = r"(?i:\b(?:customer|client|buyer|guest|passenger|patient|member|hi|hello|hey|user))"
+# (a whole word: "hi" in "hicks.com today" took "cks.com today" for a name)
+_WEAK_LABEL = r"(?i:\b(?:customer|client|buyer|guest|passenger|patient|member|hi|hello|hey|user)\b)"
 _LOWER_LABEL = re.compile(rf"(?:(?P<strong>{_STRONG_LABEL})|(?P<weak>{_WEAK_LABEL}))\s*")
 _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\w'’\-])")
 LOWER_PATTERN = rf"{_STRONG_LABEL}|{_WEAK_LABEL}"  # freetext runs it lowered (lower_pattern)
