@@ -17,6 +17,7 @@ surrogate), the hint's regex runs instead: the same answers, at the old cost.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -81,8 +82,12 @@ class Found:
 
 def scan(low: str) -> Found:
     """The hints *low* (a lower-cased text, :func:`tracelake.scrub.lowered.lowered`) may
-    match."""
-    engine = _ENGINE if _ENGINE is not None else _build()
+    match. Until the automaton is built (in the background, see :func:`_start_build`), the
+    hints' regexes answer: the same answers."""
+    engine = _ENGINE
+    if engine is None:
+        _start_build()
+        return Found(low, 0, 0)
     if not isinstance(engine, _Engine):
         return Found(low, 0, 0)
     database = engine.database
@@ -105,12 +110,28 @@ def _on_match(bit: int, start: int, end: int, flags: int, hits: list[int]) -> No
     hits[0] |= bit
 
 
-def _build() -> _Engine | bool:
+def build() -> _Engine | bool:
+    """Build the automaton now (a warm-up: ~0.4 s); later scans use it."""
     global _ENGINE
     with _LOCK:
         if _ENGINE is None:
             _ENGINE = _compile(list(_HINTS))
         return _ENGINE
+
+
+_build = build
+# The first scan starts the build on a daemon thread (Hyperscan's compiler releases the GIL)
+# and scans on with the regexes meanwhile: a fresh process's first scrub does not wait for it
+# (a sink's writer in a just-started worker has its first events to keep before a SIGTERM).
+_BUILDER: list[int] = []  # the pid that started a build thread
+
+
+def _start_build() -> None:
+    with _LOCK:
+        if _ENGINE is not None or os.getpid() in _BUILDER:
+            return
+        _BUILDER[:] = [os.getpid()]
+    threading.Thread(target=build, name="tracelake-hints-build", daemon=True).start()
 
 
 def _compile(hints: list[Hint]) -> _Engine | bool:

@@ -86,6 +86,9 @@ class Scrubber:
     def warm_up(self) -> None:
         """Build presidio's analyzer and load the Korean lexicon now (seconds), not on the
         first event."""
+        from tracelake.scrub import hints
+
+        hints.build()
         self.scrub_text("warm up: 김민수 고객님 010-1234-5678")
 
     def scrub_text(self, text: str, max_len: int = 500) -> str:
