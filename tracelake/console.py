@@ -40,8 +40,13 @@ def safe(value: object) -> str:
 
 
 def markup(value: object) -> str:
-    """:func:`safe`, then escaped for rich markup (square brackets are literal)."""
-    return escape(safe(value))
+    """:func:`safe`, then escaped for rich markup (square brackets are literal). Backslashes
+    before a bracket that rich's ``escape`` leaves alone (not tag-like: ``\\[``, ``\\[x``)
+    are doubled first, or rich would read them as escaping the bracket and drop them."""
+    return escape(_LONE_ESCAPES.sub(lambda m: m.group(1) * 2, safe(value)))
+
+
+_LONE_ESCAPES = re.compile(r"(\\+)(?=\[)(?!\[[a-z#/@][^[]*?\])")
 
 
 def display_url(url: str) -> str:
