@@ -3,15 +3,15 @@
 Each rule family of :mod:`tracelake.scrub.freetext` runs only where its hint matches (a word
 such as ``password`` or ``passport``, a label, a shape). The hints are supersets of what
 their rules can find, and they run on every distinct text the scrubber meets: with the
-standard library's engine, the ten hints cost about 30 us on a 50-character text (an
+standard library's engine, the hints cost about 30 us on a 50-character text (an
 alternation of many words is tried at every position), more than the rules they gate.
 
 Here every hint is compiled once into one Hyperscan database (an automaton over all of them)
 and one scan per text says which hints may match: about 1.5 us for all of them. A hint's
 Hyperscan form matches at least what its regex matches (:mod:`tracelake.scrub.superset`); a
 hint that fires where its regex would not only runs its rule, which finds nothing more (the
-rule's own patterns decide). Where Hyperscan is not installed (it
-ships for Linux on x86-64), cannot compile a hint, or a text is not valid UTF-8 (a lone
+rule's own patterns decide). Where Hyperscan is not installed (it ships for Linux on
+x86-64), cannot compile a hint, or a text is not valid UTF-8 (a lone
 surrogate), the hint's regex runs instead: the same answers, at the old cost.
 """
 
@@ -118,8 +118,6 @@ def build() -> _Engine | bool:
             _ENGINE = _compile(list(_HINTS))
         return _ENGINE
 
-
-_build = build
 # The first scan starts the build on a daemon thread (Hyperscan's compiler releases the GIL)
 # and scans on with the regexes meanwhile: a fresh process's first scrub does not wait for it
 # (a sink's writer in a just-started worker has its first events to keep before a SIGTERM).
