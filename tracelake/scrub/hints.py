@@ -118,6 +118,7 @@ def build() -> _Engine | bool:
             _ENGINE = _compile(list(_HINTS))
         return _ENGINE
 
+
 # The first scan starts the build on a daemon thread (Hyperscan's compiler releases the GIL)
 # and scans on with the regexes meanwhile: a fresh process's first scrub does not wait for it
 # (a sink's writer in a just-started worker has its first events to keep before a SIGTERM).
