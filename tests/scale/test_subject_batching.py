@@ -1,8 +1,10 @@
 """New subjects' secrets are created in one statement per chunk (provisional secrets, then
-settled); a subject that already had a secret makes the chunk scrub again with it, so what is
-stored never depends on which process met a subject first (both backends)."""
+settled); a line that used a subject which already had a secret is scrubbed again with it, so
+what is stored never depends on which process met a subject first (both backends)."""
 
 from __future__ import annotations
+
+import json
 
 import sqlalchemy as sa
 
@@ -57,13 +59,65 @@ def test_settle_reports_a_known_subject_and_keeps_its_stored_secret(store: Store
     provisional = s.secret_for("customer-1")
     new = s.secret_for("customer-2")
     assert provisional != known
-    assert s.settle() is False  # customer-1 had a secret: scrub again
-    assert (s.conflicts, s.deferred) == (1, 2)  # the ingest goes one by one only past 1/4
+    assert s.used == ["customer-1", "customer-2"]  # which lines used what: the ingest knows
+    assert s.settle() == {"customer-1"}  # customer-1 had a secret: what used it scrubs again
+    assert (s.conflicts, s.deferred) == (1, 2)
     assert s.secret_for("customer-1") == known
     assert s.secret_for("customer-2") == new  # stored as created
     s.defer()
     s.secret_for("customer-3")
-    assert s.settle() is True
+    assert s.settle() == frozenset()
     _fresh_process_state()
     s = subjects.secrets_for(key, store.url)
     assert s.lookup("customer-3") is not None
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)  # jsonb arrives parsed
+
+
+def _pseudonyms(texts: list[str]) -> set[str]:
+    return {
+        word[:24]
+        for text in texts
+        for word in text.replace('"', " ").split()
+        if word.startswith("psn_")
+    }
+
+
+def test_only_lines_that_used_a_known_subject_change_and_memos_keep_no_provisional_one(
+    store: Store,
+) -> None:
+    """One chunk mixes a subject another process stored first and a new one, both in
+    trace_metadata (memoised across events) and in args: every event gets the stored
+    secret's pseudonym for the known subject, the same as a process that looked it up."""
+    key = load_pseudonym_key(store.url)
+
+    def events(plan: str, user: str) -> list[dict[str, object]]:
+        out = []
+        for event in gtc_runs(plan)[0]:
+            event["trace_metadata"] = {"user_id": user, "case_id": "c-1"}
+            if "args_resolved" in event:
+                event["args_resolved"] = {"user_id": user, "period": "7d"}
+            out.append(event)
+        return out
+
+    _fresh_process_state()
+    known = subjects.secrets_for(key, store.url).secret_for("member-known-7")
+    expected = subjects.pseudonym_with(known, "member-known-7")
+    _fresh_process_state()  # a new process: the subject is known only to the database
+    data = events("a", "member-new-1") + events("b", "member-known-7") + events("c", "member-new-1")
+    ingest_bytes(store, jsonl(data))
+    with store.reading() as conn:
+        q = "SELECT plan_id, payload FROM events ORDER BY position"
+        by_plan: dict[str, list[str]] = {}
+        for plan, payload in conn.execute(sa.text(q)):
+            by_plan.setdefault(plan, []).append(_text(payload))
+        q = "SELECT document FROM trace_contexts"
+        contexts = [_text(r[0]) for r in conn.execute(sa.text(q))]
+    args = {plan: _pseudonyms(texts) for plan, texts in by_plan.items()}
+    assert args["b-order_detail"] == {expected}
+    assert args["a-order_detail"] == args["c-order_detail"]
+    assert len(args["a-order_detail"]) == 1 and expected not in args["a-order_detail"]
+    # trace_metadata is stored apart from payload (interned): one context per subject
+    assert _pseudonyms(contexts) == {expected} | args["a-order_detail"]

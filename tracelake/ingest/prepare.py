@@ -24,6 +24,7 @@ from tracelake.ingest.parse import parse_line
 from tracelake.run_identity import content_digest
 from tracelake.runners import classify
 from tracelake.runners.inbound import InboundEvent
+from tracelake.scrub.pseudonym import provisional_stamp
 from tracelake.store import column_keys
 from tracelake.store.records import QuarantineItem, hash_payload
 from tracelake.store.redactions import split_encoded
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from tracelake.store.subject_secrets import SubjectSecrets
 
 _SAFE_IDS_MAX = 50_000
-ONE_BY_ONE_CHUNKS = 8  # after a chunk had to be scrubbed again
 
 
 def _subjects(key: bytes) -> SubjectSecrets | None:
@@ -83,7 +83,6 @@ class Preparer:
         self.scrubber, self.key, self.origin = scrubber, key, origin
         self.max_bytes, self.max_depth = max_bytes, max_depth
         self._safe_ids: dict[str, str | None] = {}
-        self._one_by_one = 0  # chunks left that look subjects up one by one
 
     def prepare(self, lines: list[Line]) -> list[Ready | Rejected]:
         """The lines prepared, new subjects' secrets created in one statement per chunk.
@@ -91,28 +90,29 @@ class Preparer:
         Scrubbing a subject seen for the first time needs its secret (``store.subject_secrets``):
         one round trip each would cost more than the scrub itself when every run brings a new
         subject. So the chunk is scrubbed with provisional secrets for new subjects, which are
-        then stored together; if any subject turns out to have had a secret already (a
-        re-ingest, another worker), the chunk is scrubbed again with the stored ones; when more
-        than a quarter of them were known, the next chunks look subjects up one by one (a
-        re-ingest meets known subjects all along; two workers racing on a customer do not).
+        then stored together; a line that used a subject which turned out to have a secret
+        already (a re-ingest, another worker met it first) is scrubbed again, with the stored
+        one. Nothing made with a provisional secret is memoised, so no other line is touched.
         """
         subjects = _subjects(self.key)
-        if subjects is None or self._one_by_one > 0:
-            self._one_by_one = max(0, self._one_by_one - 1)
+        if subjects is None:
             return [self.line(line) for line in lines]
         subjects.defer()
+        out: list[Ready | Rejected] = []
+        ends: list[int] = []  # subjects.used[ends[i - 1]:ends[i]]: what line i used
         try:
-            out = [self.line(line) for line in lines]
+            for line in lines:
+                out.append(self.line(line))
+                ends.append(len(subjects.used))
         finally:
-            settled = subjects.settle()
-        if settled:
-            return out
-        if subjects.conflicts * 4 > subjects.deferred:
-            # many subjects were known already (a re-ingest): look them up one by one for a
-            # while; a few (another worker created them meanwhile) only cost this re-scrub
-            self._one_by_one = ONE_BY_ONE_CHUNKS
-        self._safe_ids.clear()  # ids made safe with a provisional secret
-        return [self.line(line) for line in lines]
+            wrong = subjects.settle()
+        if wrong:
+            used, start = subjects.used, 0
+            for i, end in enumerate(ends):
+                if start < end and not wrong.isdisjoint(used[start:end]):
+                    out[i] = self.line(lines[i])
+                start = end
+        return out
 
     def line(self, line: Line) -> Ready | Rejected:
         now = datetime.now(UTC)
@@ -175,9 +175,12 @@ class Preparer:
         try:
             return self._safe_ids[value]
         except KeyError:
-            if len(self._safe_ids) >= _SAFE_IDS_MAX:
-                self._safe_ids.clear()
-            safe = self._safe_ids[value] = safe_identifier(self.scrubber, self.key, value)
+            stamp = provisional_stamp()
+            safe = safe_identifier(self.scrubber, self.key, value)
+            if provisional_stamp() == stamp:  # never a provisional pseudonym (see prepare)
+                if len(self._safe_ids) >= _SAFE_IDS_MAX:
+                    self._safe_ids.clear()
+                self._safe_ids[value] = safe
             return safe
 
     def _rejected(self, line: Line, exc: ContractError, now: datetime) -> Rejected:

@@ -19,6 +19,7 @@ from typing import Any
 from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.keys import is_identifier_key, is_number_key
+from tracelake.scrub.pseudonym import provisional_stamp
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
@@ -214,8 +215,12 @@ def memoized(rule: Rule) -> Rule:
             return rule(w, value, path)
         hit = _META_CACHE.get(memo_key)
         if hit is None:
+            stamp = provisional_stamp()
             sub = Walker(w.key)
             out = rule(sub, value, path)
+            if provisional_stamp() != stamp:  # a provisional pseudonym in it: not kept
+                w.merge(sub)
+                return out
             hit = (pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), sub)
             with _META_LOCK:
                 _META_CACHE[memo_key] = hit

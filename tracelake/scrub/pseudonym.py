@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import itertools
 import logging
 import os
 import re
@@ -87,6 +88,24 @@ def bind_key(key: bytes, database_url: str) -> BoundKey:
 # where the store package has been imported.
 SecretLookup = Callable[[bytes, str, str], bytes]  # (key, database url, text) -> secret
 _secret_lookup: list[SecretLookup] = []
+
+
+# A stamp that changes whenever a provisional secret is handed out (see
+# ``store.subject_secrets``: the ingest creates new subjects' secrets per chunk and a
+# provisional one may lose to a stored one). Memos compare it before and after their work and
+# keep nothing made with one. Each stamp comes from one counter, so a stale write never
+# restores a value a reader saw before: a reader can only be told "changed" too often.
+_stamps = itertools.count(1)
+_stamp = 0
+
+
+def note_provisional() -> None:
+    global _stamp
+    _stamp = next(_stamps)
+
+
+def provisional_stamp() -> int:
+    return _stamp
 
 
 def use_subject_secrets(lookup: SecretLookup) -> None:

@@ -36,7 +36,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake.errors import ScrubError, StoreError, StoreUnavailableError
-from tracelake.scrub.pseudonym import use_subject_secrets
+from tracelake.scrub.pseudonym import note_provisional, use_subject_secrets
 from tracelake.store.connection import create_engine, translate_errors
 from tracelake.store.interrupt import interrupt
 
@@ -74,9 +74,12 @@ class SubjectSecrets:
         self._checked = 0.0
         self._erasures: int | None = None
         self._raw: Any = None
-        # Deferred creation (see defer/settle): ref -> (text, provisional secret), one thread.
+        # Deferred creation (see defer/settle), on one thread: ref -> (text, provisional
+        # secret); the provisional secrets by text; every text handed one out, in order.
         self._pending: dict[str, tuple[str, bytes]] | None = None
+        self._provisional: dict[str, bytes] = {}
         self._deferring: int | None = None
+        self.used: list[str] = []
         self._down_until = 0.0  # monotonic: no database call before then
         self.deferred = self.conflicts = 0  # of the last settle()
         self._backoff = RETRY_AFTER
@@ -95,57 +98,67 @@ class SubjectSecrets:
         hit = self._cache.get(text)
         if hit is not None:
             return hit
+        if self._deferring == threading.get_ident():
+            return self._provisional_for(text)
         with self._lock:
-            ref = subject_ref(self.key, text)
-            if self._pending is not None and self._deferring == threading.get_ident():
-                secret = self._pending.setdefault(ref, (text, secrets.token_bytes(32)))[1]
-            else:
-                secret = self._load_or_create(ref)
+            secret = self._load_or_create(subject_ref(self.key, text))
             if len(self._cache) >= CACHE_LIMIT:
                 self._cache.clear()
             self._cache[text] = secret
         return secret
 
     # Deferred creation, for the ingest (tracelake.ingest.prepare): between defer() and
-    # settle(), a subject this process has not seen gets a fresh secret at once (no round
-    # trip), and settle() stores all of them in one statement. When a subject already had a
-    # stored secret (an earlier ingest, another process) or the database failed, the
-    # provisional pseudonyms are wrong: settle() says so, drops the caches, and the caller
-    # scrubs again (then each missing subject is read or created as usual, failing closed).
+    # settle(), a subject this process has not seen gets a provisional secret at once (no
+    # round trip), and settle() stores all of them in one statement. A provisional secret is
+    # never cached, and a result made with one is never memoised (``note_provisional``), so
+    # when a subject turns out to have had a stored secret already (an earlier ingest,
+    # another worker) or the database failed, only what used it is wrong: the caller scrubs
+    # those lines again (``used`` says which subjects a stretch of work used), then with the
+    # stored secret (or, if none could be stored, reading or creating it as usual, failing
+    # closed).
     def defer(self) -> None:
         with self._lock:
             self._pending, self._deferring = {}, threading.get_ident()
+            self._provisional.clear()
+            self.used.clear()
 
-    def settle(self) -> bool:
-        """Store the deferred secrets; True when every provisional secret is the stored one.
-        Otherwise ``conflicts`` says how many were not (of ``deferred``): their cache entries
-        now hold the stored secrets (or are gone), the rest of the cache stays, and the
-        scrubber's memo is dropped (it may hold pseudonyms made with a provisional secret)."""
+    def _provisional_for(self, text: str) -> bytes:
+        secret = self._provisional.get(text)
+        if secret is None:
+            secret = self._provisional[text] = secrets.token_bytes(32)
+            assert self._pending is not None
+            self._pending[subject_ref(self.key, text)] = (text, secret)
+        self.used.append(text)
+        note_provisional()
+        return secret
+
+    def settle(self) -> frozenset[str]:
+        """Store the deferred secrets; the subjects (texts) whose provisional secret is not
+        the stored one (empty: everything scrubbed since defer() stands). Their stored
+        secrets are cached where the database gave them; ``deferred`` and ``conflicts``
+        count the subjects."""
         with self._lock:
             pending, self._pending, self._deferring = self._pending or {}, None, None
+            self._provisional.clear()
             self.deferred, self.conflicts = len(pending), 0
             if not pending:
-                return True
+                return frozenset()
             try:
                 stored = self._store_all(pending)
             except Exception:  # noqa: BLE001 - scrubbed again, failing closed then
                 self._close_raw()
                 stored = {}
+            if len(self._cache) + len(pending) >= CACHE_LIMIT:
+                self._cache.clear()
+            wrong: set[str] = set()
             for ref, (text, secret) in pending.items():
                 found = stored.get(ref)
-                if found == secret:
-                    continue
-                self.conflicts += 1
-                if found is None:
-                    self._cache.pop(text, None)
-                else:
+                if found is not None:
                     self._cache[text] = found
-            if not self.conflicts:
-                return True
-            from tracelake.scrub import policy
-
-            policy.forget_memoised()
-            return False
+                if found != secret:
+                    wrong.add(text)
+            self.conflicts = len(wrong)
+            return frozenset(wrong)
 
     def _store_all(self, pending: dict[str, tuple[str, bytes]]) -> dict[str, bytes]:
         """Insert what is new, in one statement on PostgreSQL; every secret as stored."""
