@@ -128,6 +128,10 @@ class StoreContract:
         again = store.append(batch)
         assert (again.appended, again.duplicates) == (0, 4)
         assert store.stats()["events"] == 4
+        # stored runs and a new one in one batch: keys are looked up in the stored runs only
+        mixed = store.append([ev("r3", 1), ev("r2", 1), ev("r1", 4), ev("r1", 2, n=9)])
+        assert (mixed.appended, mixed.duplicates) == (2, 1)
+        assert [(c.run_id, c.seq) for c in mixed.conflicts] == [("r1", 2)]
 
     def test_repeat_inside_one_batch_is_a_duplicate(self, store: Store) -> None:
         result = store.append([ev("r1", 1), ev("r1", 1), ev("r1", 2)])

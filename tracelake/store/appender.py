@@ -271,6 +271,13 @@ class PostgresAppender(Appender):
     def existing_keys(
         self, conn: Connection, keys: list[tuple[str, int]]
     ) -> dict[tuple[str, int], str]:
+        # Most keys of an ingest belong to runs with nothing stored yet: one probe per run
+        # (about ten times fewer than per key, each probe visiting every partition) finds
+        # the runs to look keys up in, usually none.
+        stored = self.stored_runs(conn, sorted({k[0] for k in keys}))
+        keys = [k for k in keys if k[0] in stored]
+        if not keys:
+            return {}
         rows = conn.execute(
             sa.text(
                 "SELECT e.run_id, e.seq, e.content_hash FROM events e"
@@ -280,6 +287,17 @@ class PostgresAppender(Appender):
             {"runs": [k[0] for k in keys], "seqs": [k[1] for k in keys]},
         )
         return {(r.run_id, r.seq): r.content_hash for r in rows}
+
+    def stored_runs(self, conn: Connection, runs: list[str]) -> set[str]:
+        """Which of *runs* have at least one stored event."""
+        rows = conn.execute(
+            sa.text(
+                "SELECT r.run_id FROM unnest(CAST(:runs AS text[])) AS r(run_id)"
+                " WHERE EXISTS (SELECT FROM events e WHERE e.run_id = r.run_id)"
+            ),
+            {"runs": runs},
+        )
+        return {str(r[0]) for r in rows}
 
     def existing_event_ids(
         self, conn: Connection, ids: list[tuple[str, str]]
