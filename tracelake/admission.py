@@ -171,11 +171,11 @@ def encode_event(
     redaction report interned through *reports*, the store: ``Store.report_ref``), ready
     for ``Store.append``. ``tracelake ingest`` does the same work split between its
     workers (encoding) and its main process (interning)."""
-    payload_json = codec.dumps_bytes(scrubbed.payload)
+    payload_json, exact = codec.dumps_whole(scrubbed.payload)
     etype, plan_id, step_id, tool, collection = indexed_columns(inbound.source, scrubbed.payload)
     omitted = column_keys.omitted(scrubbed.payload, (etype, plan_id, step_id, tool))
     stored_json = (
-        codec.dumps_bytes(column_keys.without(scrubbed.payload, omitted))
+        codec.dumps_part(column_keys.without(scrubbed.payload, omitted), exact)
         if omitted
         else payload_json
     )

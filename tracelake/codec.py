@@ -83,6 +83,27 @@ def dumps_bytes(value: Any) -> bytes:
     return _std_dumps(value, False).encode() if _differs(out) else out
 
 
+def dumps_whole(value: Any) -> tuple[bytes, bool]:
+    """:func:`dumps_bytes` of *value*, and whether that is orjson's own text: then the text
+    of any container inside *value* (or of *value* with keys left out) is orjson's too
+    (:func:`dumps_part`), since every number token there is one of this text's, after the
+    same delimiter."""
+    try:
+        out = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return _std_dumps(value, False).encode(), False
+    if _differs(out):
+        return _std_dumps(value, False).encode(), False
+    return out, True
+
+
+def dumps_part(value: dict[str, Any] | list[Any], whole_is_orjson: bool) -> bytes:
+    """:func:`dumps_bytes` of a container made of parts of a value that :func:`dumps_whole`
+    encoded (a member, or the value without some keys): without the check when that text
+    was orjson's own."""
+    return orjson.dumps(value) if whole_is_orjson else dumps_bytes(value)
+
+
 def dumps(value: Any) -> str:
     """The stored JSON of *value*: compact, UTF-8, keys in the given order."""
     return dumps_bytes(value).decode()

@@ -134,12 +134,12 @@ class Preparer:
                 canonical = codec.canonical(inbound.event)
             elif inbound.seq is None and inbound.event_id is None:
                 content = content_digest(self.key, inbound.run_id, codec.canonical(inbound.event))
-            payload_json = codec.dumps_bytes(scrubbed.payload)  # hashed whole
+            payload_json, exact = codec.dumps_whole(scrubbed.payload)  # hashed whole
             etype, plan_id, step_id, tool, collection = indexed_columns(
                 inbound.source, scrubbed.payload
             )
             omitted = column_keys.omitted(scrubbed.payload, (etype, plan_id, step_id, tool))
-            stored_json, context = split_encoded(scrubbed.payload, payload_json, omitted)
+            stored_json, context = split_encoded(scrubbed.payload, payload_json, omitted, exact)
             return Ready(
                 line.number,
                 inbound.run_id,

@@ -51,7 +51,22 @@ def _init() -> None:
     Scrubber(b"engine warm-up only, no pseudonyms").warm_up()
 
 
-def _work(origin: str, config: Config, lines: list[Line]) -> list[Ready | Rejected]:
+# A NamedTuple pickles through its Python-level __new__ (about 3 us each way for Ready's
+# twenty fields): results travel as plain tuples and become Ready again through the C-level
+# tuple.__new__.
+Sent = list[tuple[object, ...] | Rejected]
+_new_tuple = tuple.__new__
+
+
+def _sent(results: list[Ready | Rejected]) -> Sent:
+    return [tuple(r) if type(r) is Ready else r for r in results]
+
+
+def _received(results: Sent) -> list[Ready | Rejected]:
+    return [_new_tuple(Ready, r) if type(r) is tuple else r for r in results]  # type: ignore[misc]
+
+
+def _work(origin: str, config: Config, lines: list[Line]) -> Sent:
     preparer = _PREPARERS.get((origin, config))
     if preparer is None:
         from tracelake.scrub import get_scrubber
@@ -62,7 +77,7 @@ def _work(origin: str, config: Config, lines: list[Line]) -> list[Ready | Reject
         preparer = _PREPARERS[(origin, config)] = Preparer(
             get_scrubber(key), key, origin, max_bytes, max_depth
         )
-    return preparer.prepare(lines)
+    return _sent(preparer.prepare(lines))
 
 
 def pool(workers: int) -> ProcessPoolExecutor:
@@ -104,14 +119,14 @@ def prepare_ordered(
     :class:`~tracelake.errors.TracelakeError` says what to do. Everything appended before is
     stored, and ingest is idempotent, so running it again completes the input exactly once.
     """
-    flight: deque[Future[list[Ready | Rejected]]] = deque()
+    flight: deque[Future[Sent]] = deque()
     try:
         for chunk in chunks:
             flight.append(executor.submit(_work, origin, config, chunk))
             if len(flight) >= window:
-                yield flight.popleft().result()
+                yield _received(flight.popleft().result())
         while flight:
-            yield flight.popleft().result()
+            yield _received(flight.popleft().result())
     except BrokenProcessPool:
         for size, found in list(_POOLS.items()):
             if found is executor:

@@ -187,24 +187,25 @@ def split_context(payload: dict[str, Any]) -> tuple[dict[str, Any], bytes | None
 
 
 def split_encoded(
-    payload: dict[str, Any], whole: bytes, omitted: int = 0
+    payload: dict[str, Any], whole: bytes, omitted: int = 0, whole_is_orjson: bool = False
 ) -> tuple[bytes, bytes | None]:
     """:func:`split_context` given the payload's JSON *whole* too, also leaving out the keys in
     *omitted* (``store.column_keys``): when only ``trace_metadata`` goes and it is the last key
     (graph-tool-call writes it last) the stored JSON is cut out of *whole* instead of encoding
-    the payload again."""
+    the payload again. *whole_is_orjson*: see ``codec.dumps_whole``."""
     meta = payload.get(CONTEXT_KEY)
     if not isinstance(meta, dict) or not meta:
         if not omitted:
             return whole, None
-        return codec.dumps_bytes(column_keys.without(payload, omitted)), None
-    meta_json = codec.dumps_bytes(meta)
+        rest = column_keys.without(payload, omitted)
+        return codec.dumps_part(rest, whole_is_orjson), None
+    meta_json = codec.dumps_part(meta, whole_is_orjson)
     if not omitted:
         tail = b',"trace_metadata":' + meta_json + b"}"
         if len(payload) > 1 and whole.endswith(tail):
             return whole[: -len(tail)] + b"}", meta_json
     rest = column_keys.without(payload, omitted, CONTEXT_KEY)
-    return codec.dumps_bytes(rest), meta_json
+    return codec.dumps_part(rest, whole_is_orjson), meta_json
 
 
 def split_context_json(payload_json: str) -> tuple[str, bytes | None]:
