@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from faker import Faker
 
-from tracelake.scrub import Scrubber
+from tracelake.scrub import Scrubber, digits
 
 LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "it_IT", "es_ES", "pt_BR", "tr_TR", "ko_KR")
 QUANTITY_PREFIXES = ("max", "min", "sum", "at", "exp", "cost", "count", "total", "size", "seed")
@@ -154,3 +154,46 @@ def test_dates_of_birth_with_month_names_in_other_languages(
 def test_a_recent_date_after_a_birth_word_in_other_languages(scrubber: Scrubber, text: str) -> None:
     out = scrubber.scrub_text(text)
     assert "[DATE_OF_BIRTH]" in out, out
+
+
+def test_numbers_glued_to_a_lower_case_word_by_underscore_or_dot(
+    scrubber: Scrubber, seed: int
+) -> None:
+    """File names, dotted keys and log tokens (report_4155550123.pdf, sms.447700900123.sent):
+    a digit run glued to a lower-case word is no id code; whole values and inside prose."""
+    rng = random.Random(seed)
+    fakes = _fakes(seed)
+    forms = ("{w}_{v}.pdf", "{w}.{v}.sent", "u_{v}_x", "queued {w}.{v}.{w} for retry", "{w}_{v}")
+    words = [  # not a word that names an id or a quantity (order_, no_, price_: kept then)
+        w
+        for w in Faker("en_US").words(60)
+        if w.isalpha()
+        and w.islower()
+        and not digits._GLUED_ID_WORD.search(w)
+        and not digits._quantity_label(w + "_")
+    ]
+    for _ in range(80):
+        value = _digits(rng.choice(fakes), rng)
+        if len(value) < 8:
+            continue
+        text = rng.choice(forms).format(w=rng.choice(words), v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ORD-20260725-0001",
+        "DLV_240513871715",
+        "order_123456789",
+        "invoice.4155550123",
+        "img_20240513_123045.jpg",
+        "ts_1721900000",
+        "max_tokens_1000000",
+        "sku_88812345",
+    ],
+)
+def test_ids_and_quantities_glued_to_their_label_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text
+    assert scrubber.scrub_text(f"saw {text} in the log") == f"saw {text} in the log"

@@ -218,7 +218,9 @@ def _detect(text: str, allow_secret: bool) -> tuple[str, Counts]:
     if (
         _SKIP_RE.fullmatch(text)
         and not credentials.provider_key(text)  # ghp_<lower case>
-        and not (_SEVEN_DIGITS.search(text) and digits.glued_number(text))  # phone_010...
+        and not (  # phone_010..., report_4155550123.pdf
+            _SEVEN_DIGITS.search(text) and (digits.glued_number(text) or digits.glued_run(text))
+        )
     ):
         return text, ()
     entities, phone = candidate_entities(text, allow_secret=allow_secret)

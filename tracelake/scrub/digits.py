@@ -199,6 +199,37 @@ def _recent_date_first(run: str, digits: str) -> bool:
     return match is not None and dates.OLD_BEFORE <= int(run[:4]) <= dates.THIS_YEAR + 1
 
 
+# A plain run of digits glued by "_" or "." to a lower-case word (a file name, a dotted key,
+# a log token: report_4155550123.pdf, sms.447700900123.sent, u_07700900123_x). The digit-run
+# rule keeps runs glued to a word, for ids written with a code (ORD-20260725-0001, DLV_…);
+# a lower-case word is no such code, unless it names an id (order_, invoice., call_, run_:
+# a card number is still found there) or a quantity (ts_1721900000).
+_GLUED_RUN = re.compile(r"(?<![A-Za-z0-9])([a-z]+(?:[_.][a-z]+)*)[_.](\d{7,})(?![A-Za-z0-9]|-\d)")
+_GLUED_ID_WORD = re.compile(
+    r"(?:order|invoice|tracking|waybill|shipment|parcel|claim|delivery|goods|product|item|sku|"
+    r"barcode|ean|gtin|upc|isbn|refund|return|transaction|txn|receipt|ref|ticket|case|build|"
+    r"commit|rev|version|v|id|seq|no|num|call|run|step|span|trace|job|task|req|event|evt|msg|"
+    r"batch|chunk|page|part|shard)s?$"
+)
+
+
+def glued_run(text: str) -> bool:
+    """Whether *text* holds a digit run glued to a lower-case word (see ``_GLUED_RUN``)."""
+    return _GLUED_RUN.search(text) is not None
+
+
+def _glued_run_spans(text: str, out: list[Span]) -> None:
+    for match in _GLUED_RUN.finditer(text):
+        word, start = match.group(1), match.start(2)
+        digits = match.group(2)
+        if _GLUED_ID_WORD.search(word) and not (13 <= len(digits) <= 19 and _luhn(digits)):
+            continue  # an id (call_1234567), unless it is a card number (run_5351…)
+        if _recent_date_first(digits, digits) or _is_quantity(text, start, match.end(2), word):
+            continue
+        before = text[max(0, start - 24) : start]
+        out.append((start, match.end(2), _digit_entity(digits, digits, before)))
+
+
 def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     """Append the spans of the digit runs in *text* that are not known-safe ids (*found*: the
     hints of its lower-cased text, :func:`tracelake.scrub.hints.scan`)."""
@@ -210,6 +241,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         _glued_phone_spans(text, out)
     for match in _DIGIT_RUN.finditer(text):
         _judge_run(text, match, out)
+    _glued_run_spans(text, out)
 
 
 def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:

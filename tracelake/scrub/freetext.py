@@ -183,8 +183,9 @@ def _hinted_spans(text: str, found: hints.Found, spans: list[Span]) -> None:
 
 def _plain_token(text: str) -> bool:
     """A short ASCII word or a code identifier: no fail-closed rule can fire on it. Not one:
-    a token with a national id's shape (a codice fiscale as a whole value) or a 7+ digit
-    path or ``key:`` segment (``users/33359946034/orders``, ``msisdn:NNN``)."""
+    a token with a national id's shape (a codice fiscale as a whole value), a 7+ digit
+    path or ``key:`` segment (``users/33359946034/orders``, ``msisdn:NNN``), or one glued to
+    a lower-case word (``report_4155550123.pdf``)."""
     if len(text) < 7 and text.isascii() and " " not in text:
         return True
     return (
@@ -194,6 +195,7 @@ def _plain_token(text: str) -> bool:
         and not machine.in_token(text)
         and not (":" in text and credentials.sensitive_key(text.partition(":")[0]))
         and _DIGIT_SEGMENT.search(text) is None
+        and not digits.glued_run(text)
         and not national_ids.shaped(text)
     )
 
