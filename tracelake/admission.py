@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tracelake import codec
 from tracelake.runners import InboundEvent
 from tracelake.runners.registry import columns_of
-from tracelake.scrub.pseudonym import subject_key
+from tracelake.scrub.pseudonym import note_provisional, subject_key
 from tracelake.store import column_keys
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
 
@@ -109,7 +109,9 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
     except Exception:  # noqa: BLE001 - no secret now (the database is away): unlinkable
         # A secret of this process only: the id stays the same for this process's events (a
         # run still groups), and nobody can link it to the value afterwards (as if erased).
+        # Memos must not keep it: the next event gets the subject's secret once it can.
         secret = _PROCESS_SECRET
+        note_provisional()
     return "psn_" + hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:24]
 
 
@@ -218,15 +220,27 @@ def quarantine_item(
     return QuarantineItem(
         origin=origin,
         reason=reason,
-        detail=scrubber.scrub_text(detail, max_len=500),
+        detail=_scrubbed(scrubber, detail, 500),
         recorded_at=recorded_at,
         dedupe_key=mac.hexdigest()[:40],
         line_no=line_no,
-        event_type=None if event_type is None else scrubber.scrub_text(event_type, max_len=100),
+        event_type=None if event_type is None else _scrubbed(scrubber, event_type, 100),
         run_id=run_id,
         seq=seq,
-        preview=scrubber.scrub_text(preview, max_len=200) if preview.strip() else None,
+        preview=_scrubbed(scrubber, preview, 200) if preview.strip() else None,
     )
+
+
+SCRUB_FAILED_TEXT = "[scrub failed: withheld]"
+
+
+def _scrubbed(scrubber: Scrubber, text: str, max_len: int) -> str:
+    """*text* scrubbed, or a marker when the scrubber fails (a subject's secret cannot be
+    created while the database is away): the record is kept, its text withheld."""
+    try:
+        return scrubber.scrub_text(text, max_len=max_len)
+    except Exception:  # noqa: BLE001 - fail closed, and never lose the record
+        return SCRUB_FAILED_TEXT
 
 
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*\]")

@@ -5,10 +5,12 @@ what is stored never depends on which process met a subject first (both backends
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 
 from tests.ingest.helpers import gtc_runs, ingest_bytes, jsonl
+from tracelake.ingest.lines import Line
 from tracelake.scrub import load_pseudonym_key
 from tracelake.store import Store
 from tracelake.store import subject_secrets as subjects
@@ -121,3 +123,60 @@ def test_only_lines_that_used_a_known_subject_change_and_memos_keep_no_provision
     assert len(args["a-order_detail"]) == 1 and expected not in args["a-order_detail"]
     # trace_metadata is stored apart from payload (interned): one context per subject
     assert _pseudonyms(contexts) == {expected} | args["a-order_detail"]
+
+
+def test_a_rejected_line_is_quarantined_with_its_text_withheld_when_scrubbing_fails(
+    store: Store,
+) -> None:
+    """A subject's secret cannot be created (the database refuses): the quarantine record of
+    a bad line is still written, its text withheld, and the good lines are stored (an attack
+    saw the whole ingest stop on the ScrubError)."""
+    from tracelake.admission import SCRUB_FAILED_TEXT, quarantine_item
+    from tracelake.errors import ScrubError
+    from tracelake.scrub import Scrubber
+
+    class Refusing(Scrubber):  # the real scrubber, whose secret lookups fail (as on an outage)
+        def scrub_text(self, text: str, max_len: int | None = None) -> str:
+            raise ScrubError("cannot read or create a subject's pseudonym secret")
+
+    key = load_pseudonym_key(store.url)
+    item = quarantine_item(
+        Refusing(key),
+        key,
+        origin="x.jsonl",
+        reason="not_json",
+        detail="bad line of alice-7731",
+        raw=b'{"type": "step.started", "user_id": "alice-7731", ',
+        recorded_at=datetime.now(UTC),
+        line_no=2,
+    )
+    assert (item.detail, item.preview) == (SCRUB_FAILED_TEXT, SCRUB_FAILED_TEXT)
+    assert "alice" not in repr(item)
+
+
+def test_safe_ids_made_with_the_process_secret_or_before_an_erasure_are_not_kept(
+    store: Store,
+) -> None:
+    """Run ids pseudonymised while no subject secret could be had use this process's secret
+    and are not memoised; after an erasure the memo of safe ids is dropped at the next chunk
+    (an attack found 16,000 events after an erasure with the erased secret's run id)."""
+    from tracelake.ingest.prepare import Preparer
+    from tracelake.scrub import get_scrubber
+    from tracelake.scrub.pseudonym import bind_key
+
+    unreachable = bind_key(b"k" * 32, "postgresql+psycopg://postgres@127.0.0.1:9/none")
+    preparer = Preparer(get_scrubber(unreachable), unreachable, "x", 1 << 20, 64)
+    first = preparer.safe("run-alice@example.com")
+    assert first is not None and first.startswith("psn_")
+    assert "run-alice@example.com" not in preparer._safe_ids
+
+    key = load_pseudonym_key(store.url)
+    _fresh_process_state()
+    preparer = Preparer(get_scrubber(key), key, "x", 1 << 20, 64)
+    lines = [Line(1, jsonl([{"type": "plan.started", "plan_id": "p", "goal": "g"}])[:-1])]
+    preparer.prepare(lines)
+    made = preparer.safe("run-alice@example.com")
+    assert preparer._safe_ids["run-alice@example.com"] == made
+    subjects.secrets_for(key, store.url).forget()  # what refresh() does after an erasure
+    preparer.prepare(lines)
+    assert "run-alice@example.com" not in preparer._safe_ids

@@ -83,6 +83,7 @@ class Preparer:
         self.scrubber, self.key, self.origin = scrubber, key, origin
         self.max_bytes, self.max_depth = max_bytes, max_depth
         self._safe_ids: dict[str, str | None] = {}
+        self._forgotten = 0  # SubjectSecrets.forgotten when _safe_ids was last valid
 
     def prepare(self, lines: list[Line]) -> list[Ready | Rejected]:
         """The lines prepared, new subjects' secrets created in one statement per chunk.
@@ -97,6 +98,9 @@ class Preparer:
         subjects = _subjects(self.key)
         if subjects is None:
             return [self.line(line) for line in lines]
+        if subjects.forgotten != self._forgotten:  # an erasure: safe ids may hold its secret
+            self._forgotten = subjects.forgotten
+            self._safe_ids.clear()
         subjects.defer()
         out: list[Ready | Rejected] = []
         ends: list[int] = []  # subjects.used[ends[i - 1]:ends[i]]: what line i used

@@ -82,6 +82,7 @@ class SubjectSecrets:
         self.used: list[str] = []
         self._down_until = 0.0  # monotonic: no database call before then
         self.deferred = self.conflicts = 0  # of the last settle()
+        self.forgotten = 0  # how often the cache was dropped after an erasure
         self._backoff = RETRY_AFTER
         self._call: tuple[float, Any] | None = None  # (deadline, driver) of the call under way
         self._watchdog: threading.Thread | None = None
@@ -166,7 +167,8 @@ class SubjectSecrets:
             return {
                 ref: self._load_or_create_one(ref, secret) for ref, (_, secret) in pending.items()
             }
-        refs = list(pending)
+        # sorted: two processes inserting overlapping subjects in opposite orders deadlock
+        refs = sorted(pending)
         with self._bounded() as driver:
             cursor = driver.cursor()
             try:
@@ -207,6 +209,7 @@ class SubjectSecrets:
 
     def forget(self) -> None:
         self._cache.clear()
+        self.forgotten += 1  # callers' own memos of pseudonyms go too (ingest.prepare)
         from tracelake.scrub import policy
 
         policy.forget_memoised()  # results memoised with an erased pseudonym must go too
