@@ -39,8 +39,8 @@ from tracelake.errors import DataRejectedError
 from tracelake.store import chain
 from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.copy_format import copy_text
-from tracelake.store.quarantine import QuarantineWriter
-from tracelake.store.records import AppendResult, EncodedEvent, NewEvent, QuarantineItem
+from tracelake.store.quarantine import QuarantineWriter, conflict_item, rejected_item
+from tracelake.store.records import AppendResult, EncodedEvent, NewEvent
 from tracelake.store.redactions import Contexts, Reports, compact
 from tracelake.store.schema import events
 
@@ -129,7 +129,7 @@ class Appender(ABC):
             return self._append_once(batch)
         except DataRejectedError as exc:
             if len(batch) == 1:
-                self.quarantine.add([_rejected_item(batch[0], exc)])
+                self.quarantine.add([rejected_item(batch[0], exc)])
                 return AppendResult(rejected=1)
             half = len(batch) // 2
             result = self._append_encoded(batch[:half])
@@ -149,7 +149,7 @@ class Appender(ABC):
             chain.link_appended(conn)  # tamper evidence, same transaction (store.chain)
             result.appended = len(fresh)
         if result.conflicts:
-            self.quarantine.write(conn, [_conflict_item(e) for e in result.conflicts])
+            self.quarantine.write(conn, [conflict_item(e) for e in result.conflicts])
         return result
 
     def _sort_out(
@@ -370,45 +370,3 @@ def _remember(
 
 def _hash(seen: str | EncodedEvent) -> str:
     return seen if isinstance(seen, str) else seen.content_hash
-
-
-def _rejected_item(e: EncodedEvent, exc: DataRejectedError) -> QuarantineItem:
-    preview = e.payload_json
-    return QuarantineItem(
-        origin="append",
-        reason="rejected_by_database",
-        detail=str(exc)[:500],
-        recorded_at=datetime.now(UTC),
-        dedupe_key=f"rejected:{e.run_id}:{e.seq}:{e.event_id}:{e.content_hash}",
-        event_type=e.type,
-        run_id=e.run_id,
-        seq=e.seq,
-        preview=preview[:2000],  # already scrubbed: the payload as it would have been stored
-    )
-
-
-def _conflict_item(e: EncodedEvent) -> QuarantineItem:
-    """A different event under a taken key. Its scrubbed payload is kept in the preview, so
-    nothing is lost: an operator can re-send it under a free seq or event_id."""
-    taken = " and ".join(
-        part
-        for part in (
-            f"seq {e.seq}" if e.seq is not None else "",
-            f"event_id {e.event_id!r}" if e.event_id else "",
-        )
-        if part
-    )
-    return QuarantineItem(
-        origin="append",
-        reason="sequence_conflict",
-        detail=(
-            f"run {e.run_id!r} already has a different event at {taken}; "
-            "give each event of a run its own seq or event_id"
-        ),
-        recorded_at=datetime.now(UTC),
-        dedupe_key=f"conflict:{e.run_id}:{e.seq}:{e.event_id}:{e.content_hash}",
-        event_type=e.type,
-        run_id=e.run_id,
-        seq=e.seq,
-        preview=e.payload_json[:2000],  # already scrubbed
-    )

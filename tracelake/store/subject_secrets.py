@@ -36,9 +36,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from tracelake.errors import ScrubError, StoreError, StoreUnavailableError
-from tracelake.scrub.pseudonym import note_provisional, use_subject_secrets
+from tracelake.scrub.pseudonym import use_subject_secrets
 from tracelake.store.connection import create_engine, translate_errors
 from tracelake.store.interrupt import interrupt
+from tracelake.store.provisional import Provisional
 
 REFRESH_SECONDS = 1.0
 # No lookup waits longer: a server that stopped answering (SIGSTOP, a frozen VM) ignores its own
@@ -74,12 +75,7 @@ class SubjectSecrets:
         self._checked = 0.0
         self._erasures: int | None = None
         self._raw: Any = None
-        # Deferred creation (see defer/settle), on one thread: ref -> (text, provisional
-        # secret); the provisional secrets by text; every text handed one out, in order.
-        self._pending: dict[str, tuple[str, bytes]] | None = None
-        self._provisional: dict[str, bytes] = {}
-        self._deferring: int | None = None
-        self.used: list[str] = []
+        self._provisional = Provisional(lambda text: subject_ref(self.key, text))
         self._down_until = 0.0  # monotonic: no database call before then
         self.deferred = self.conflicts = 0  # of the last settle()
         self.forgotten = 0  # how often the cache was dropped after an erasure
@@ -99,8 +95,8 @@ class SubjectSecrets:
         hit = self._cache.get(text)
         if hit is not None:
             return hit
-        if self._deferring == threading.get_ident():
-            return self._provisional_for(text)
+        if self._provisional.active_here():
+            return self._provisional.secret_for(text)
         with self._lock:
             secret = self._load_or_create(subject_ref(self.key, text))
             if len(self._cache) >= CACHE_LIMIT:
@@ -108,30 +104,17 @@ class SubjectSecrets:
             self._cache[text] = secret
         return secret
 
-    # Deferred creation, for the ingest (tracelake.ingest.prepare): between defer() and
-    # settle(), a subject this process has not seen gets a provisional secret at once (no
-    # round trip), and settle() stores all of them in one statement. A provisional secret is
-    # never cached, and a result made with one is never memoised (``note_provisional``), so
-    # when a subject turns out to have had a stored secret already (an earlier ingest,
-    # another worker) or the database failed, only what used it is wrong: the caller scrubs
-    # those lines again (``used`` says which subjects a stretch of work used), then with the
-    # stored secret (or, if none could be stored, reading or creating it as usual, failing
-    # closed).
+    # Deferred creation, for the ingest (see store.provisional): between defer() and settle(),
+    # a subject this process has not seen gets a provisional secret at once, and settle()
+    # stores all of them in one statement.
     def defer(self) -> None:
         with self._lock:
-            self._pending, self._deferring = {}, threading.get_ident()
-            self._provisional.clear()
-            self.used.clear()
+            self._provisional.start()
 
-    def _provisional_for(self, text: str) -> bytes:
-        secret = self._provisional.get(text)
-        if secret is None:
-            secret = self._provisional[text] = secrets.token_bytes(32)
-            assert self._pending is not None
-            self._pending[subject_ref(self.key, text)] = (text, secret)
-        self.used.append(text)
-        note_provisional()
-        return secret
+    @property
+    def used(self) -> list[str]:
+        """The subjects (texts) handed a provisional secret since defer(), in order."""
+        return self._provisional.used
 
     def settle(self) -> frozenset[str]:
         """Store the deferred secrets; the subjects (texts) whose provisional secret is not
@@ -139,8 +122,7 @@ class SubjectSecrets:
         secrets are cached where the database gave them; ``deferred`` and ``conflicts``
         count the subjects."""
         with self._lock:
-            pending, self._pending, self._deferring = self._pending or {}, None, None
-            self._provisional.clear()
+            pending = self._provisional.take()
             self.deferred, self.conflicts = len(pending), 0
             if not pending:
                 return frozenset()
