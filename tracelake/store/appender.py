@@ -40,6 +40,7 @@ from tracelake.store import chain
 from tracelake.store.connection import translate_errors, write_transaction
 from tracelake.store.copy_format import copy_text
 from tracelake.store.quarantine import QuarantineWriter, conflict_item, rejected_item
+from tracelake.store.reader import STORED_RUNS
 from tracelake.store.records import AppendResult, EncodedEvent, NewEvent
 from tracelake.store.redactions import Contexts, Reports, compact
 from tracelake.store.schema import events
@@ -271,9 +272,9 @@ class PostgresAppender(Appender):
     def existing_keys(
         self, conn: Connection, keys: list[tuple[str, int]]
     ) -> dict[tuple[str, int], str]:
-        # Most keys of an ingest belong to runs with nothing stored yet: one probe per run
-        # (about ten times fewer than per key, each probe visiting every partition) finds
-        # the runs to look keys up in, usually none.
+        # Most keys of an ingest belong to runs with nothing stored yet: one search per run
+        # (about ten times fewer than per key, each visiting every partition) finds the runs
+        # to look keys up in, usually none.
         stored = self.stored_runs(conn, sorted({k[0] for k in keys}))
         keys = [k for k in keys if k[0] in stored]
         if not keys:
@@ -290,13 +291,7 @@ class PostgresAppender(Appender):
 
     def stored_runs(self, conn: Connection, runs: list[str]) -> set[str]:
         """Which of *runs* have at least one stored event."""
-        rows = conn.execute(
-            sa.text(
-                "SELECT r.run_id FROM unnest(CAST(:runs AS text[])) AS r(run_id)"
-                " WHERE EXISTS (SELECT FROM events e WHERE e.run_id = r.run_id)"
-            ),
-            {"runs": runs},
-        )
+        rows = conn.execute(STORED_RUNS, {"runs": runs})
         return {str(r[0]) for r in rows}
 
     def existing_event_ids(

@@ -108,6 +108,9 @@ class Reader:
         """Which of these run ids have stored events."""
         found: set[str] = set()
         with translate_errors("read runs"), self.engine.connect() as conn:
+            if conn.dialect.name == "postgresql":  # one statement, however many runs
+                rows = conn.execute(STORED_RUNS, {"runs": run_ids})
+                return {str(r[0]) for r in rows}
             for start in range(0, len(run_ids), 400):
                 query = sa.select(events.c.run_id).where(
                     events.c.run_id.in_(run_ids[start : start + 400])
@@ -190,3 +193,11 @@ def _iso(value: datetime | None) -> str | None:
     if value is None:
         return None
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+
+
+# Which of :runs have a stored event (PostgreSQL): each partition's run index searched for all
+# of them at once (a bitmap scan of = ANY; measured faster than an EXISTS probe per run, and
+# than IN lists of 400).
+STORED_RUNS = sa.text(
+    "SELECT DISTINCT run_id FROM events WHERE run_id = ANY(CAST(:runs AS text[]))"
+)
