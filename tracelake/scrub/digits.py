@@ -35,12 +35,17 @@ _DIGIT_RUN = re.compile(
 # Words that name an id by themselves (송장 512345678901, order 2026072512345) and words
 # that do only with a number word after them (요청번호 12345678, not 요청: 080-9859-8559).
 _NUMBER_WORD = r"(?:번호|코드|no\.?|number|num|id|#|code)"
+# English words that name an id: here after a label and in _GLUED_ID_WORD before a glued run
+_PRODUCT_ID_WORDS = (
+    r"invoice|order|tracking|waybill|shipment|parcel|claim|delivery|goods|product|item|sku|"
+    r"barcode|ean|gtin|upc|isbn"
+)
+_PAYMENT_ID_WORDS = r"refund|return|transaction|txn|receipt"
 _ID_LABEL = re.compile(
-    r"(?i:(?:주문|송장|운송장|택배|상품|클레임|반품|invoice|order|tracking|waybill|shipment|parcel|"
-    r"claim|delivery|goods|product|item|sku|barcode|ean|gtin|upc|isbn|대한통운|통운|한진|롯데|"
+    rf"(?i:(?:주문|송장|운송장|택배|상품|클레임|반품|{_PRODUCT_ID_WORDS}|대한통운|통운|한진|롯데|"
     r"우체국|로젠|경동|cj|fedex|ups|dhl|usps|ems|tnt)s?"
     rf"\s*{_NUMBER_WORD}?"
-    r"|(?:배송|교환|환불|결제|승인|영수증|거래|요청|접수|쿠폰|refund|return|transaction|txn|receipt|"
+    rf"|(?:배송|교환|환불|결제|승인|영수증|거래|요청|접수|쿠폰|{_PAYMENT_ID_WORDS}|"
     rf"reference|ref|(?<!bad )(?<!invalid )request|ticket|case)\s*{_NUMBER_WORD})"
     r"(?:[는은이가]|\s*is)?[\s:#=/]{0,4}$"  # /orders/12345678: an id after its path label
 )
@@ -206,8 +211,7 @@ def _recent_date_first(run: str, digits: str) -> bool:
 # a card number is still found there) or a quantity (ts_1721900000).
 _GLUED_RUN = re.compile(r"(?<![A-Za-z0-9])([a-z]+(?:[_.][a-z]+)*)[_.](\d{7,})(?![A-Za-z0-9]|-\d)")
 _GLUED_ID_WORD = re.compile(
-    r"(?:order|invoice|tracking|waybill|shipment|parcel|claim|delivery|goods|product|item|sku|"
-    r"barcode|ean|gtin|upc|isbn|refund|return|transaction|txn|receipt|ref|ticket|case|build|"
+    rf"(?:{_PRODUCT_ID_WORDS}|{_PAYMENT_ID_WORDS}|ref|ticket|case|build|"
     r"commit|rev|version|v|id|seq|no|num|call|run|step|span|trace|job|task|req|event|evt|msg|"
     r"batch|chunk|page|part|shard)s?$"
 )

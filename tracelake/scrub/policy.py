@@ -217,9 +217,9 @@ def memoized(rule: Rule) -> Rule:
 
     For fields whose whole value recurs across events: ``trace_metadata`` (copied onto every
     event of a run), outputs and errors repeated by retries and by the plan-level events.
-    The memo is keyed by the value's JSON text (``_memo_text``). The result is kept pickled: each hit unpickles
-    a fresh copy, so two stored events never share a container; the report counts of the
-    first run are added again. Bounded (LRU-ish: oldest first out).
+    The memo is keyed by the value's JSON text (``_memo_text``). The result is kept pickled:
+    each hit unpickles a fresh copy, so two stored events never share a container; the report
+    counts of the first run are added again. Bounded (LRU-ish: oldest first out).
     """
     name = rule.__name__
 
