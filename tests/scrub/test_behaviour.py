@@ -75,6 +75,25 @@ def test_safe_numbers_survive(scrubber: Scrubber, key: str, value: int) -> None:
     assert out.payload["args_resolved"][key] == value
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "kept"),
+    [
+        ("token_ttl_s", "3600", True),  # a quantity written as a string
+        ("session_timeout", "30s", True),
+        ("api_key_max_age", "86400", True),
+        ("token_ttl_s", "4155550123", False),  # ten digits: no quantity passes as a phone
+        ("token_expires_in", "abc123XYZ", False),
+        ("password", "123456", False),  # a number under a key that is no quantity
+    ],
+)
+def test_quantities_as_strings_under_credential_keys(
+    scrubber: Scrubber, key: str, value: str, kept: bool
+) -> None:
+    for args in ({key: value}, {"body": json.dumps({key: value})}):
+        out = scrubber.scrub_event("graph_tool_call", "step.started", _step(args))
+        assert (value in json.dumps(out.payload)) is kept, (args, out.payload)
+
+
 @pytest.mark.parametrize("value", [1632960318, 4155550100, 13812345678, 7151620466])
 def test_phone_length_numbers_under_plain_keys_fail_closed(scrubber: Scrubber, value: int) -> None:
     # a UK, US, Chinese and German number stored as an integer (the leading zero lost);

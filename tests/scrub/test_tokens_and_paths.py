@@ -156,14 +156,24 @@ def test_a_recent_date_after_a_birth_word_in_other_languages(scrubber: Scrubber,
     assert "[DATE_OF_BIRTH]" in out, out
 
 
-def test_numbers_glued_to_a_lower_case_word_by_underscore_or_dot(
+def test_numbers_glued_to_a_lower_case_word_by_underscore_dot_or_hyphen(
     scrubber: Scrubber, seed: int
 ) -> None:
-    """File names, dotted keys and log tokens (report_4155550123.pdf, sms.447700900123.sent):
+    """File names, dotted keys and log tokens (report_4155550123.pdf, sms.447700900123.sent,
+    report-4155550123.pdf, sms-821055512345-failed):
     a digit run glued to a lower-case word is no id code; whole values and inside prose."""
     rng = random.Random(seed)
     fakes = _fakes(seed)
-    forms = ("{w}_{v}.pdf", "{w}.{v}.sent", "u_{v}_x", "queued {w}.{v}.{w} for retry", "{w}_{v}")
+    forms = (
+        "{w}_{v}.pdf",
+        "{w}.{v}.sent",
+        "u_{v}_x",
+        "queued {w}.{v}.{w} for retry",
+        "{w}_{v}",
+        "could not open {w}-{v}.pdf",
+        "/tmp/{w}-{w}-{v}.csv",
+        "{w}-{v}-failed",
+    )
     words = [  # not a word that names an id or a quantity (order_, no_, price_: kept then)
         w
         for w in Faker("en_US").words(60)
@@ -187,6 +197,9 @@ def test_numbers_glued_to_a_lower_case_word_by_underscore_or_dot(
         "ORD-20260725-0001",
         "DLV_240513871715",
         "order_123456789",
+        "order-123456789",
+        "backup-20260513.tar.gz",
+        "build-1234567",
         "invoice.4155550123",
         "img_20240513_123045.jpg",
         "ts_1721900000",

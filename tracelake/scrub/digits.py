@@ -204,12 +204,13 @@ def _recent_date_first(run: str, digits: str) -> bool:
     return match is not None and dates.OLD_BEFORE <= int(run[:4]) <= dates.THIS_YEAR + 1
 
 
-# A plain run of digits glued by "_" or "." to a lower-case word (a file name, a dotted key,
-# a log token: report_4155550123.pdf, sms.447700900123.sent, u_07700900123_x). The digit-run
+# A plain run of digits glued by "_", "." or "-" to a lower-case word (a file name, a dotted
+# key, a log token: report_4155550123.pdf, sms.447700900123.sent, u_07700900123_x,
+# report-4155550123.pdf). The digit-run
 # rule keeps runs glued to a word, for ids written with a code (ORD-20260725-0001, DLV_…);
 # a lower-case word is no such code, unless it names an id (order_, invoice., call_, run_:
 # a card number is still found there) or a quantity (ts_1721900000).
-_GLUED_RUN = re.compile(r"(?<![A-Za-z0-9])([a-z]+(?:[_.][a-z]+)*)[_.](\d{7,})(?![A-Za-z0-9]|-\d)")
+_GLUED_RUN = re.compile(r"(?<![A-Za-z0-9])([a-z]+(?:[-_.][a-z]+)*)[-_.](\d{7,})(?![A-Za-z0-9]|-\d)")
 _GLUED_ID_WORD = re.compile(
     rf"(?:{_PRODUCT_ID_WORDS}|{_PAYMENT_ID_WORDS}|ref|ticket|case|build|"
     r"commit|rev|version|v|id|seq|no|num|call|run|step|span|trace|job|task|req|event|evt|msg|"

@@ -196,9 +196,17 @@ _STRONG_LABEL = (
     r"|수령인|주문자|예금주|이름|성명|성함|받는\s?분|보내는\s?분|고객명"
 )
 # (a whole word: "hi" in "hicks.com today" took "cks.com today" for a name)
-_WEAK_LABEL = r"(?i:\b(?:customer|client|buyer|guest|passenger|patient|member|hi|hello|hey|user)\b)"
+_WEAK_LABEL = (
+    r"(?i:\b(?:customer|client|buyer|guest|passenger|patient|member|hi|hello|hey|user|"
+    r"recipient|receiver|addressee|consignee|sender|orderer)\b)"
+)
 _LOWER_LABEL = re.compile(rf"(?:(?P<strong>{_STRONG_LABEL})|(?P<weak>{_WEAK_LABEL}))\s*")
 _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\w'’\-])")
+# After a label, two or more capitalised words are a name even when each is a common word
+# (Customer: Max Field, dear Rose Hill, passenger Will Price): the capitalised pass (above)
+# only sees a name in a word it does not know.
+_TITLE_NAME_WORD = re.compile(r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’.\-]{1,30}(?![\w'’\-])")
+_BLANK = re.compile(r"[ \t]")
 LOWER_PATTERN = rf"{_STRONG_LABEL}|{_WEAK_LABEL}"  # freetext runs it lowered (lower_pattern)
 
 
@@ -230,8 +238,13 @@ def _ordinary(word: str, first: bool = True) -> bool:
 
 
 def lower_name_spans(text: str, out: list[Span]) -> None:
-    """Append the spans of lower-case names after a person label (see above)."""
+    """Append the spans of lower-case names after a person label, and of two or more
+    capitalised words after one (see above)."""
     for label in _LOWER_LABEL.finditer(text):
+        titled = _title_words(text, label.end())
+        if len(titled) >= 2:
+            out.append((titled[0].start(), titled[-1].end(), "PERSON"))
+            continue
         pos, words = label.end(), list[re.Match[str]]()
         while len(words) < 4:
             match = _LOWER_NAME_WORD.match(text, pos)
@@ -242,9 +255,22 @@ def lower_name_spans(text: str, out: list[Span]) -> None:
             ):
                 break
             words.append(match)
-            gap = re.match(r"[ \t]", text[match.end() : match.end() + 1])
-            if gap is None:
+            if _BLANK.match(text, match.end()) is None:
                 break
             pos = match.end() + 1
         if words and (label.group("strong") is not None or len(words) >= 2):
             out.append((words[0].start(), words[-1].end(), "PERSON"))
+
+
+def _title_words(text: str, pos: int) -> list[re.Match[str]]:
+    """Up to four capitalised words from *pos*, one blank apart."""
+    words: list[re.Match[str]] = []
+    while len(words) < 4:
+        match = _TITLE_NAME_WORD.match(text, pos)
+        if match is None:
+            break
+        words.append(match)
+        if _BLANK.match(text, match.end()) is None:
+            break
+        pos = match.end() + 1
+    return words

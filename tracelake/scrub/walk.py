@@ -39,6 +39,11 @@ _STR_INT_FLOAT = (str, int, float)
 _DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 _MIN_CHECKED = 10_000_000  # detect_int checks numbers of 8 digits and more
 _WHITESPACE = re.compile(r"\s")
+# A quantity written as a string (token_ttl_s: "3600", session_timeout: "30s"): at most nine
+# digits, so no phone or card number passes as one.
+_QUANTITY_TEXT = re.compile(
+    r"[+-]?\d{1,9}(?:\.\d{1,6})?\s?(?:ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?"
+)
 _JSON_PAIR = re.compile(r'"([^"\\]{1,64})"\s*:\s*("(?:[^"\\]|\\.)*(?:"|$)|-?\d+(?:\.\d+)?)')
 
 
@@ -187,7 +192,11 @@ class Walker:
             if kclass is KeyClass.PSEUDONYM:
                 self.act("pseudonymized")
                 return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
-            if kclass is KeyClass.CREDENTIAL and raw[:1] != '"' and is_quantity(key):
+            if (
+                kclass is KeyClass.CREDENTIAL
+                and (raw[:1] != '"' or _QUANTITY_TEXT.fullmatch(raw[1:-1]))
+                and is_quantity(key)
+            ):
                 return match.group(0)
             self.hit(sub, entity)
             return f'"{key}": "[{entity}]"'
@@ -328,8 +337,11 @@ class Walker:
     @staticmethod
     def _kept_despite_key(key: str, kclass: KeyClass, value: Any) -> bool:
         if kclass is KeyClass.CREDENTIAL:
-            # token_ttl_s: 3600 is a duration, not a credential
-            return isinstance(value, _INT_FLOAT) and is_quantity(key)
+            # token_ttl_s: 3600 (or "3600") is a duration, not a credential
+            return (
+                isinstance(value, _INT_FLOAT)
+                or (isinstance(value, str) and _QUANTITY_TEXT.fullmatch(value) is not None)
+            ) and is_quantity(key)
         # {"name": "lookup_customer"} names a tool, {"created_by": "scheduler"} a service
         return (
             kclass is KeyClass.PERSON
