@@ -193,7 +193,7 @@ class Ingestor:
 
 
 CHUNK_LINES = 200  # lines per worker task: large enough to amortise the hand-off
-CHUNKS_BEFORE_WORKERS = 10  # the first 2,000 lines are prepared in the main process
+CHUNKS_BEFORE_WORKERS = 2  # the first 400 lines are prepared in the main process
 
 
 def _chunks(lines: Iterator[Line], size: int) -> Iterator[list[Line]]:
