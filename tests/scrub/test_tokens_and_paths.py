@@ -171,6 +171,9 @@ def test_numbers_glued_to_a_lower_case_word_by_underscore_dot_or_hyphen(
         "queued {w}.{v}.{w} for retry",
         "{w}_{v}",
         "could not open {w}-{v}.pdf",
+        "{W}-{v}.pdf",
+        "{W}_{v}.png",
+        "dev-{v}",
         "/tmp/{w}-{w}-{v}.csv",
         "{w}-{v}-failed",
     )
@@ -186,7 +189,8 @@ def test_numbers_glued_to_a_lower_case_word_by_underscore_dot_or_hyphen(
         value = _digits(rng.choice(fakes), rng)
         if len(value) < 8:
             continue
-        text = rng.choice(forms).format(w=rng.choice(words), v=value)
+        word = rng.choice(words)
+        text = rng.choice(forms).format(w=word, W=word.title(), v=value)
         out = scrubber.scrub_text(text)
         assert value not in out, (seed, text, out)
 
@@ -200,6 +204,8 @@ def test_numbers_glued_to_a_lower_case_word_by_underscore_dot_or_hyphen(
         "order-123456789",
         "backup-20260513.tar.gz",
         "build-1234567",
+        "Build-1234567",
+        "release-1234567",
         "invoice.4155550123",
         "img_20240513_123045.jpg",
         "ts_1721900000",
@@ -210,3 +216,19 @@ def test_numbers_glued_to_a_lower_case_word_by_underscore_dot_or_hyphen(
 def test_ids_and_quantities_glued_to_their_label_stay(scrubber: Scrubber, text: str) -> None:
     assert scrubber.scrub_text(text) == text
     assert scrubber.scrub_text(f"saw {text} in the log") == f"saw {text} in the log"
+
+
+def test_a_phone_number_after_at_is_no_time(scrubber: Scrubber, seed: int) -> None:
+    """ "at" before a number makes a time of a Unix time only (sent at 1721900000)."""
+    rng = random.Random(seed)
+    fakes = _fakes(seed)
+    forms = ("Reach me at {v} tonight", "text me at {v}", "The customer at {v} complained")
+    for _ in range(60):
+        value = _digits(rng.choice(fakes), rng)
+        if len(value) < 8 or re.fullmatch(r"1\d{9}(?:\d{3})?", value):
+            continue
+        text = rng.choice(forms).format(v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)
+    for kept in ("sent at 1721900000", "expired at 1721900000123", "created_at 1721900000"):
+        assert scrubber.scrub_text(kept) == kept

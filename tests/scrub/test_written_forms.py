@@ -218,8 +218,12 @@ def test_set_cookie_attributes_stay(scrubber: Scrubber) -> None:
 
 
 def test_uuid_in_text_is_an_id(scrubber: Scrubber, fake: Faker) -> None:
-    uuid = fake.uuid4()
-    assert scrubber.scrub_text(f"request {uuid} failed") == f"request {uuid} failed"
+    """Thousands, so that the rare ones come up: groups of digits only (17992642-0659-4835),
+    a group starting with a label's letters (cc16, 7e8cc6019270), letters then 12 digits."""
+    for i in range(3000):
+        uuid = fake.uuid4() if i % 2 else fake.uuid4().upper()
+        text = f"request {uuid} failed"
+        assert scrubber.scrub_text(text) == text
 
 
 def test_json_document_inside_a_text_gets_the_key_rules(scrubber: Scrubber, fake: Faker) -> None:
@@ -260,3 +264,77 @@ def test_thing_keys_as_key_value_stay(scrubber: Scrubber, text: str) -> None:
 def test_credential_pair_without_spaces(scrubber: Scrubber, fake: Faker, form: str) -> None:
     value = fake.password(length=10, special_chars=False)
     assert value not in scrubber.scrub_text(form.format(value))
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        'DB_PASSWORD="{v}"',
+        "SECRET_KEY='{v}'",
+        'export API_TOKEN="{v}"',
+        'password: "{v}"',
+        'db_pass = "{v}"',
+        "PGPASSWORD={v} psql -h db",
+    ],
+)
+def test_quoted_and_symbol_led_credential_values(
+    scrubber: Scrubber, fake: Faker, form: str
+) -> None:
+    """.env and YAML lines quote their values; a password may start with a symbol."""
+    for _ in range(12):
+        value = fake.password(length=14, special_chars=True)
+        if form.startswith("PGPASSWORD"):
+            value = "&" + value  # a symbol first: the unquoted form reads it too
+        text = form.format(v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out and "[CREDENTIAL]" in out, (text, out)
+    for kept in ('token_ttl_s="3600"', 'token_type: "bearer"', 'status: "ok"'):
+        assert scrubber.scrub_text(kept) == kept
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "verification_code",
+        "sms_code",
+        "mfa_code",
+        "totp",
+        "access_code",
+        "reset_code",
+        "card_pin",
+        "pin_number",
+        "card_cvv",
+        "card_cvc",
+        "one_time_password",
+        "AccountKey",
+    ],
+)
+def test_one_time_codes_pins_and_card_codes_under_their_keys(
+    scrubber: Scrubber, fake: Faker, key: str
+) -> None:
+    assert classify(key)[0] is KeyClass.CREDENTIAL
+    code = fake.numerify("#" * fake.random_int(3, 8))
+    for payload in ({key: code}, {key: int("1" + code)}, {"body": json.dumps({key: code})}):
+        event = {"type": "step.started", "plan_id": "p", "step_id": "s", "tool": "t"}
+        event["args"] = payload
+        out = scrubber.scrub_event("graph_tool_call", "step.started", event).payload
+        planted = str(next(iter(payload.values())))
+        assert planted not in json.dumps(out["args"]), (payload, out["args"])
+    for safe in ("status_code", "error_code", "country_code", "reason_code", "product_code"):
+        assert classify(safe)[0] is not KeyClass.CREDENTIAL, safe
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["document_number", "doc_no", "travel_doc", "id_document", "idNumber", "id_no", "dni", "tax_id"],
+)
+def test_identity_document_numbers_under_their_keys(
+    scrubber: Scrubber, fake: Faker, key: str
+) -> None:
+    for _ in range(5):
+        number = fake["en_US"].passport_number()
+        event = {"type": "step.started", "plan_id": "p", "step_id": "s", "tool": "t"}
+        event["args"] = {key: number, "document_id": "doc-42", "doc_id": "kb-article-7"}
+        args = scrubber.scrub_event("graph_tool_call", "step.started", event).payload["args"]
+        assert number not in json.dumps(args), (key, number, args)
+        assert args["document_id"] == "doc-42" and args["doc_id"] == "kb-article-7"

@@ -18,7 +18,13 @@ from __future__ import annotations
 import re
 
 from tracelake.scrub import hints
-from tracelake.scrub.keys import KeyClass, classify, is_identifier_name, is_quantity, normalize
+from tracelake.scrub.keys import (
+    KeyClass,
+    classify,
+    credential_quantity,
+    is_identifier_name,
+    normalize,
+)
 from tracelake.scrub.lowered import compile_lowered, lowered
 
 Span = tuple[int, int, str]
@@ -35,6 +41,12 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # "password=hunter2", "token: abc" at the start of a text or after a space or bracket
 KEY_VALUE = re.compile(
     r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
+)
+# The value of a credential key that KEY_VALUE does not read: quoted (DB_PASSWORD="m54Z…",
+# password: 'x y', YAML and .env files) or starting with a symbol (PGPASSWORD=&^6tf…).
+_CREDENTIAL_PAIR = re.compile(
+    r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[\"']?[ \t]*[=:][ \t]*"
+    r"(?:([\"'])([^\n]{1,200}?)\2|([&;,<>][^\s]{0,199}))"
 )
 
 
@@ -193,7 +205,7 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
         key, value = match.group(1), match.group(2)
         kclass, entity = classify(key)
         if kclass is KeyClass.CREDENTIAL:
-            if not (_NUMBER.fullmatch(value) and is_quantity(key)):  # token_ttl_s=3600
+            if not (_NUMBER.fullmatch(value) and credential_quantity(key)):  # token_ttl_s=3600
                 out.append((match.start(2), match.end(2), "CREDENTIAL"))
         elif value.lower() in _NO_VALUE:
             continue
@@ -203,6 +215,13 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
             and not (normalize(key) == "name" and is_identifier_name(value))
         ):
             out.append((match.start(2), match.end(2), entity))
+    for match in _CREDENTIAL_PAIR.finditer(text):
+        group = 3 if match.group(3) is not None else 4
+        value = match.group(group)
+        if classify(match.group(1))[0] is KeyClass.CREDENTIAL and not (
+            _NUMBER.fullmatch(value) and credential_quantity(match.group(1))
+        ):
+            out.append((match.start(group), match.end(group), "CREDENTIAL"))
 
 
 _LOGIN_HINT = hints.hint("login", re.compile(r"creds|credentials|login|log in|sign in|account"))
@@ -291,6 +310,25 @@ _SECRET_WORD_LOW = hints.hint("secret word", compile_lowered(SECRET_WORD_HINT.pa
 
 _PSEUDONYM = re.compile(r"psn_[0-9a-f]{20,24}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID_IN_TEXT = re.compile(rf"(?<![0-9A-Za-z-]){_UUID.pattern}(?![0-9A-Za-z-])")
+
+
+def outside_uuids(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """*spans* without those that cover part of a UUID of *text* (its groups hold digit runs
+    and "cc", "ph", "m" that digit and label rules would otherwise read: 7e8cc6019270). A
+    span of the whole UUID stays (``api key: <uuid>``)."""
+    if "-" not in text:
+        return spans
+    uuids = [m.span() for m in _UUID_IN_TEXT.finditer(text)]
+    if not uuids:
+        return spans
+    return [
+        s
+        for s in spans
+        if not any(a <= s[0] and s[1] <= b and (a, b) != s[:2] for a, b in uuids)
+    ]
+
+
 _DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
 
 

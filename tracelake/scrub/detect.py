@@ -151,6 +151,7 @@ def _phone_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _redact(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, Counts]:
+    spans = credentials.outside_uuids(text, spans)
     if not spans:
         return text, ()
     # the longest span wins; on a tie a specific entity beats the generic long-token rule

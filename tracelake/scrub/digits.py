@@ -111,7 +111,7 @@ _RECENT_YMD = re.compile(r"20[1-3]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?!\
 # the digit-run rule keeps runs glued to a word (ids such as ORD-20260725-0001), so these
 # labels are named.
 _GLUED_PHONE_LABELS = (
-    r"(?<![A-Za-z])(?i:(hp|tel|t\u00e9l|ph|phone|mob|mobile|cell|fax|card|cc|rrn|ssn|bank|acct|acc|"
+    r"(?<![A-Za-z0-9])(?i:(hp|tel|t\u00e9l|ph|phone|mob|mobile|cell|fax|card|cc|rrn|ssn|bank|acct|acc|"
     r"account|a/c)[-_./:]?|(no|nr|num|contact|whatsapp|wa|kakao|m|t|p)[-./:])"
 )
 GLUED_PHONE = re.compile(
@@ -157,13 +157,19 @@ _QUANTITY_BEFORE = re.compile(
 def _is_quantity(text: str, start: int, end: int, before: str) -> bool:
     if _PII_WORD.search(before):
         return False
-    return _UNIT_AFTER.match(text, end) is not None or _quantity_label(before)
+    return _UNIT_AFTER.match(text, end) is not None or _quantity_label(before, text[start:end])
 
 
 _KEY_MARK = re.compile(r"[:=_.\-]|[a-z][A-Z]")
 
 
-def _quantity_label(before: str) -> bool:
+# "at" makes a time of a Unix time only (sent at 1721900000); "reach me at 07700900123" is
+# a phone number
+_AT = re.compile(r"(?i:at)\W*")
+_UNIX_TIME = re.compile(r"1\d{9}(?:\d{3})?")
+
+
+def _quantity_label(before: str, run: str | None = None) -> bool:
     """A quantity word or key right before the number; a capitalised word alone is a name
     (``Max 34984854361``, ``Summer 0933…``), unless a key's mark follows (``Total:``,
     ``Max_tokens``, ``maxTokens``)."""
@@ -171,6 +177,8 @@ def _quantity_label(before: str) -> bool:
     if match is None:
         return False
     word = match.group(0).strip()
+    if run is not None and _AT.fullmatch(word) and not _UNIX_TIME.fullmatch(run):
+        return False
     titled = word[:1].isupper() and word[1:2].islower()
     return not titled or _KEY_MARK.search(word) is not None
 
@@ -210,16 +218,28 @@ def _recent_date_first(run: str, digits: str) -> bool:
 # rule keeps runs glued to a word, for ids written with a code (ORD-20260725-0001, DLV_…);
 # a lower-case word is no such code, unless it names an id (order_, invoice., call_, run_:
 # a card number is still found there) or a quantity (ts_1721900000).
-_GLUED_RUN = re.compile(r"(?<![A-Za-z0-9])([a-z]+(?:[-_.][a-z]+)*)[-_.](\d{7,})(?![A-Za-z0-9]|-\d)")
+_GLUED_RUN = re.compile(
+    r"(?<![A-Za-z0-9])([A-Z]?[a-z]+(?:[-_.][A-Z]?[a-z]+)*)[-_.](\d{7,})(?![A-Za-z0-9]|-\d)"
+)
+_GLUE = re.compile(r"[-_.]")
 _GLUED_ID_WORD = re.compile(
     rf"(?:{_PRODUCT_ID_WORDS}|{_PAYMENT_ID_WORDS}|ref|ticket|case|build|"
     r"commit|rev|version|v|id|seq|no|num|call|run|step|span|trace|job|task|req|event|evt|msg|"
-    r"batch|chunk|page|part|shard)s?$"
+    r"batch|chunk|page|part|shard|release|cart|coupon|bucket)s?$"
 )
 
 
+def _names_an_id(word: str) -> bool:
+    """The glued word names an id by its last part (order_, build-, customer_id_), and no
+    part names personal data (tel_no_)."""
+    spaced = _GLUE.sub(" ", word.lower())
+    last = spaced.rsplit(" ", 1)[-1]
+    return _GLUED_ID_WORD.fullmatch(last) is not None and _PII_WORD.search(spaced) is None
+
+
 def glued_run(text: str) -> bool:
-    """Whether *text* holds a digit run glued to a lower-case word (see ``_GLUED_RUN``)."""
+    """Whether *text* holds a digit run glued to a lower-case or capitalised word (see
+    ``_GLUED_RUN``)."""
     return _GLUED_RUN.search(text) is not None
 
 
@@ -227,7 +247,7 @@ def _glued_run_spans(text: str, out: list[Span]) -> None:
     for match in _GLUED_RUN.finditer(text):
         word, start = match.group(1), match.start(2)
         digits = match.group(2)
-        if _GLUED_ID_WORD.search(word) and not (13 <= len(digits) <= 19 and _luhn(digits)):
+        if _names_an_id(word) and not (13 <= len(digits) <= 19 and _luhn(digits)):
             continue  # an id (call_1234567), unless it is a card number (run_5351…)
         if _recent_date_first(digits, digits) or _is_quantity(text, start, match.end(2), word):
             continue

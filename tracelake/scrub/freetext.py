@@ -242,6 +242,7 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
 
 def redact(text: str, spans: list[Span]) -> tuple[str, tuple[tuple[str, int], ...]]:
     """Replace *spans* (overlaps: the one starting first, then the longest, wins)."""
+    spans = credentials.outside_uuids(text, spans)
     spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
     parts: list[str] = []
     counts: Counter[str] = Counter()

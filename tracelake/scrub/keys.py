@@ -32,10 +32,15 @@ _TOKEN_COUNTS = re.compile(r".*tokens(?:details)?$|^maxtokens?$|^tokencount$|^nu
 _CREDENTIAL = re.compile(
     r"authorization|cookie|token(?!iz)|apikey|secret|passw(?:or)?d|pwd$|pw$|(?<!by)(?<!com)pass$|"
     r"(?:encryption|signing|master|jwt|hmac|aes|api|access|client|private|license|openai|"
-    r"anthropic|stripe|github|slack|aws|service|webhook|app|admin|root)key$|auth$|"
+    r"anthropic|stripe|github|slack|aws|service|webhook|app|admin|root|account|storage|shared|"
+    r"sas|subscription)key$|auth$|"
     r"passcode|passkey|passphrase|credential|"
     r"privatekey|accesskey|signature|^session$|sessioncookie|sessiontoken|sessionkey|csrf|xsrf|"
-    r"^otp$|otpcode|^pin$|pincode|^cvc$|^cvv$|securitycode|clientsecret|^auth$|^jwt$"
+    r"^otp$|otpcode|^pin$|pincode|^cvc$|^cvv$|securitycode|clientsecret|^auth$|^jwt$|"
+    # one-time codes, PINs and card security codes (sms_code, card_pin, card_cvv, totp)
+    r"(?:verification|verify|auth|mfa|twofa|tfa|sms|email|access|reset|recovery|confirmation|"
+    r"confirm|onetime|login|signin|activation|backup|unlock|otp)code$|"
+    r"otp$|totp|hotp|onetimepassword|(?<!s)pin$|pinnumber|pinno|cvv|cvc|^csc$|cardcsc"
 )
 _PSEUDONYM = re.compile(
     r"^x?(?:user|usr|member|mbr|customer|cust|buyer|orderer|ordr|login|"
@@ -82,7 +87,17 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"(?:license|licence)?plate(?:no|num|number)?$|carno|vehicleno|carnumber"),
         "VEHICLE_PLATE",
     ),
-    (re.compile(r"passport|driverlicen[cs]e|licenseno"), "ID_DOCUMENT"),
+    (
+        # an identity document's number (a "document_id" or "doc_id" names a stored document)
+        re.compile(
+            r"passport|driverlicen[cs]e|licen[cs]eno|licen[cs]enum|"
+            r"^(?:id|identity|travel|national)?doc(?:ument)?(?:no|num|number)$|traveldoc|"
+            r"iddocument|identitydocument|^id(?:no|num|number)$|identity(?:no|num|number|card)|"
+            r"^(?:dni|nie|nif|cpf|curp|nino|pesel|bsn|mynumber)$|taxid|"
+            r"nationalinsurance|socialsecurity"
+        ),
+        "ID_DOCUMENT",
+    ),
     (re.compile(r"ipaddr|^ip$|clientip|remoteaddr|xforwardedfor|xrealip"), "IP_ADDRESS"),
     (
         re.compile(r"macaddr|^mac$|deviceimei|^imei$|^imsi$|^iccid$|^udid$|^idfa$|^gaid$"),
@@ -322,6 +337,18 @@ def is_role_key(key: str) -> bool:
     """Whether *key* names who did something (created_by, assignee, owner): a person, or a
     service account written as an identifier (``scheduler``, ``ci-bot``)."""
     return _ROLE.match(normalize(key)) is not None
+
+
+@lru_cache(maxsize=8192)
+def credential_quantity(key: str) -> bool:
+    """Whether a credential *key* names a quantity of the credential: a quantity word after
+    the credential's (token_ttl_s, password_min_length, access_key_age), not before it
+    (one_time_password is a password)."""
+    norm = normalize(key)
+    end = 0
+    for match in _CREDENTIAL.finditer(norm):
+        end = match.end()
+    return QUANTITY.search(norm, end) is not None
 
 
 @lru_cache(maxsize=8192)

@@ -207,6 +207,95 @@ _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\
 # only sees a name in a word it does not know.
 _TITLE_NAME_WORD = re.compile(r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’.\-]{1,30}(?![\w'’\-])")
 _BLANK = re.compile(r"[ \t]")
+# ... unless they name a role, a team or a thing (Customer Service Team, From: Billing
+# Department, Dear Valued Customer, Client: Mobile App) or make a phrase (User Not Found)
+_NOT_A_NAME_HEAD = frozenset(
+    [
+        "team",
+        "teams",
+        "department",
+        "dept",
+        "manager",
+        "managers",
+        "customer",
+        "customers",
+        "service",
+        "services",
+        "support",
+        "care",
+        "center",
+        "centre",
+        "desk",
+        "office",
+        "group",
+        "staff",
+        "agent",
+        "agents",
+        "admin",
+        "administrator",
+        "bot",
+        "system",
+        "app",
+        "application",
+        "user",
+        "users",
+        "account",
+        "address",
+        "number",
+        "name",
+        "id",
+        "info",
+        "information",
+        "portal",
+        "api",
+        "client",
+        "server",
+        "unit",
+        "division",
+        "operations",
+        "ops",
+        "sales",
+        "billing",
+        "member",
+        "members",
+        "partner",
+        "partners",
+        "vendor",
+        "company",
+        "inc",
+        "ltd",
+        "llc",
+        "corp",
+        "store",
+        "shop",
+        "rejected",
+        "found",
+        "error",
+        "failed",
+        "required",
+    ]
+)
+_PHRASE_WORDS = frozenset(
+    [
+        "not",
+        "no",
+        "the",
+        "of",
+        "and",
+        "or",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "is",
+        "are",
+        "was",
+    ]
+)
 LOWER_PATTERN = rf"{_STRONG_LABEL}|{_WEAK_LABEL}"  # freetext runs it lowered (lower_pattern)
 
 
@@ -242,7 +331,7 @@ def lower_name_spans(text: str, out: list[Span]) -> None:
     capitalised words after one (see above)."""
     for label in _LOWER_LABEL.finditer(text):
         titled = _title_words(text, label.end())
-        if len(titled) >= 2:
+        if len(titled) >= 2 and _may_be_name([w.group(0).lower() for w in titled]):
             out.append((titled[0].start(), titled[-1].end(), "PERSON"))
             continue
         pos, words = label.end(), list[re.Match[str]]()
@@ -260,6 +349,10 @@ def lower_name_spans(text: str, out: list[Span]) -> None:
             pos = match.end() + 1
         if words and (label.group("strong") is not None or len(words) >= 2):
             out.append((words[0].start(), words[-1].end(), "PERSON"))
+
+
+def _may_be_name(words: list[str]) -> bool:
+    return words[-1] not in _NOT_A_NAME_HEAD and _PHRASE_WORDS.isdisjoint(words)
 
 
 def _title_words(text: str, pos: int) -> list[re.Match[str]]:

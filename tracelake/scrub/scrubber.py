@@ -135,6 +135,7 @@ def clear_caches() -> None:
     detect.CLEAN_IDS.clear()
     keys.classify.cache_clear()
     keys.is_quantity.cache_clear()
+    keys.credential_quantity.cache_clear()
     preview._maybe_json.cache_clear()
     with policy._META_LOCK:
         policy._META_CACHE.clear()

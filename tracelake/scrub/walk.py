@@ -18,6 +18,7 @@ from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.keys import (
     KeyClass,
     classify,
+    credential_quantity,
     is_identifier_key,
     is_identifier_name,
     is_number_key,
@@ -195,7 +196,7 @@ class Walker:
             if (
                 kclass is KeyClass.CREDENTIAL
                 and (raw[:1] != '"' or _QUANTITY_TEXT.fullmatch(raw[1:-1]))
-                and is_quantity(key)
+                and credential_quantity(key)
             ):
                 return match.group(0)
             self.hit(sub, entity)
@@ -341,7 +342,7 @@ class Walker:
             return (
                 isinstance(value, _INT_FLOAT)
                 or (isinstance(value, str) and _QUANTITY_TEXT.fullmatch(value) is not None)
-            ) and is_quantity(key)
+            ) and credential_quantity(key)
         # {"name": "lookup_customer"} names a tool, {"created_by": "scheduler"} a service
         return (
             kclass is KeyClass.PERSON
