@@ -326,7 +326,16 @@ def test_one_time_codes_pins_and_card_codes_under_their_keys(
 
 @pytest.mark.parametrize(
     "key",
-    ["document_number", "doc_no", "travel_doc", "id_document", "idNumber", "id_no", "dni", "tax_id"],
+    [
+        "document_number",
+        "doc_no",
+        "travel_doc",
+        "id_document",
+        "idNumber",
+        "id_no",
+        "dni",
+        "tax_id",
+    ],
 )
 def test_identity_document_numbers_under_their_keys(
     scrubber: Scrubber, fake: Faker, key: str

@@ -323,9 +323,7 @@ def outside_uuids(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[in
     if not uuids:
         return spans
     return [
-        s
-        for s in spans
-        if not any(a <= s[0] and s[1] <= b and (a, b) != s[:2] for a, b in uuids)
+        s for s in spans if not any(a <= s[0] and s[1] <= b and (a, b) != s[:2] for a, b in uuids)
     ]
 
 
