@@ -314,8 +314,13 @@ def test_one_time_codes_pins_and_card_codes_under_their_keys(
 ) -> None:
     assert classify(key)[0] is KeyClass.CREDENTIAL
     code = fake.numerify("#" * fake.random_int(3, 8))
-    for payload in ({key: code}, {key: int("1" + code)}, {"body": json.dumps({key: code})}):
-        event = {"type": "step.started", "plan_id": "p", "step_id": "s", "tool": "t"}
+    payloads: list[dict[str, Any]] = [
+        {key: code},
+        {key: int("1" + code)},
+        {"body": json.dumps({key: code})},
+    ]
+    for payload in payloads:
+        event: dict[str, Any] = {"type": "step.started", "plan_id": "p", "step_id": "s"}
         event["args"] = payload
         out = scrubber.scrub_event("graph_tool_call", "step.started", event).payload
         planted = str(next(iter(payload.values())))
@@ -342,7 +347,7 @@ def test_identity_document_numbers_under_their_keys(
 ) -> None:
     for _ in range(5):
         number = fake["en_US"].passport_number()
-        event = {"type": "step.started", "plan_id": "p", "step_id": "s", "tool": "t"}
+        event: dict[str, Any] = {"type": "step.started", "plan_id": "p", "step_id": "s"}
         event["args"] = {key: number, "document_id": "doc-42", "doc_id": "kb-article-7"}
         args = scrubber.scrub_event("graph_tool_call", "step.started", event).payload["args"]
         assert number not in json.dumps(args), (key, number, args)
