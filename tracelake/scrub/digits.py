@@ -212,12 +212,12 @@ def _recent_date_first(run: str, digits: str) -> bool:
     return match is not None and dates.OLD_BEFORE <= int(run[:4]) <= dates.THIS_YEAR + 1
 
 
-# A plain run of digits glued by "_", "." or "-" to a lower-case word (a file name, a dotted
-# key, a log token: report_4155550123.pdf, sms.447700900123.sent, u_07700900123_x,
-# report-4155550123.pdf). The digit-run
-# rule keeps runs glued to a word, for ids written with a code (ORD-20260725-0001, DLV_…);
-# a lower-case word is no such code, unless it names an id (order_, invoice., call_, run_:
-# a card number is still found there) or a quantity (ts_1721900000).
+# A plain run of digits glued by "_", "." or "-" to a lower-case or capitalised word (a file
+# name, a dotted key, a log token: report_4155550123.pdf, sms.447700900123.sent,
+# u_07700900123_x, Report-4155550123.pdf). The digit-run rule keeps runs glued to a word, for
+# ids written with a code (ORD-20260725-0001, DLV_…); a word is no such code, unless its last
+# part names an id (order_, invoice., call_, run_, customer_id_: a card number is still found
+# there) or a quantity (ts_1721900000).
 _GLUED_RUN = re.compile(
     r"(?<![A-Za-z0-9])([A-Z]?[a-z]+(?:[-_.][A-Z]?[a-z]+)*)[-_.](\d{7,})(?![A-Za-z0-9]|-\d)"
 )
