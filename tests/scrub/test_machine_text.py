@@ -100,16 +100,22 @@ def test_package_versions_and_decorators_stay(scrubber: Scrubber) -> None:
         "생년월일: {yy}.{mm}.{dd}",
         "DOB {dd}/{mm}/{yy}",
         "생일 {m}월 {d}일",
+        "DOB {mm}/{dd}/{yy}",  # US order, two-digit year
+        "born on {m}/{d}/{yy}",
+        "DOB {dd}-{mon}-{yyyy}",
+        "birthday {dd}-{mon}-{yy}",
     ],
 )
 def test_short_birth_dates(scrubber: Scrubber, fake: Faker, form: str) -> None:
     born = fake.date_of_birth(minimum_age=18, maximum_age=90)
     parts = {
         "yy": f"{born.year % 100:02d}",
+        "yyyy": str(born.year),
         "mm": f"{born.month:02d}",
         "dd": f"{born.day:02d}",
         "m": str(born.month),
         "d": str(born.day),
+        "mon": born.strftime("%b"),
     }
     text = form.format(**parts)
     out = scrubber.scrub_text(text)
