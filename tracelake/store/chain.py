@@ -65,14 +65,23 @@ def sqlite_digest(row: tuple[object, ...] | sa.Row[tuple[object, ...]]) -> bytes
 
 
 def digests_after(
-    conn: Connection, after: int, *, stream: bool = False
+    conn: Connection, after: int, *, stream: bool = False, limit: int | None = None
 ) -> Generator[tuple[int, bytes], None, None]:
-    """``(position, digest)`` of every stored event after *after*, in position order."""
+    """``(position, digest)`` of every stored event after *after* (the first *limit* of
+    them), in position order."""
     pg = conn.dialect.name == "postgresql"
-    query = sa.text(_PG_ROWS if pg else _SQLITE_ROWS)
+    sql = _PG_ROWS if pg else _SQLITE_ROWS
+    params: dict[str, int] = {"after": after}
+    if limit is not None:
+        # With a LIMIT the plan is an ordered index scan whatever the statistics say: a bulk
+        # load outruns autovacuum's ANALYZE, and with no statistics PostgreSQL read the
+        # whole partition and sorted it for every link (0.16 s per batch at 430k events)
+        sql += " LIMIT :limit"
+        params["limit"] = limit
+    query = sa.text(sql)
     if stream:
         query = query.execution_options(yield_per=5000)
-    rows = conn.execute(query, {"after": after})
+    rows = conn.execute(query, params)
     try:
         if pg:
             for position, digest in rows:
@@ -105,6 +114,9 @@ def tip(conn: Connection) -> tuple[int, str]:
     return int(row[0]), str(row[1])
 
 
+_LINK_PAGE = 5_000  # rows read per statement while linking (each an ordered index scan)
+
+
 def link_appended(conn: Connection, limit: int | None = None) -> int:
     """Chain the events appended since the last link; call under the append lock, in the
     append transaction. Returns how many events the new link covers (at most *limit*)."""
@@ -112,18 +124,18 @@ def link_appended(conn: Connection, limit: int | None = None) -> int:
     head = bytes.fromhex(head_hex)
     first = last = 0
     prefixes = bytearray()
-    rows = digests_after(conn, after)
-    try:
-        for position, digest in rows:
+    while limit is None or len(prefixes) < limit * PREFIX:
+        page = _LINK_PAGE if limit is None else min(_LINK_PAGE, limit - len(prefixes) // PREFIX)
+        read = 0
+        for position, digest in digests_after(conn, last or after, limit=page):
+            read += 1
             if not first:
                 first = position
             last = position
             prefixes += digest[:PREFIX]
             head = advance(head, digest)
-            if limit is not None and len(prefixes) >= limit * PREFIX:
-                break
-    finally:
-        rows.close()
+        if read < page:
+            break
     if not first:
         return 0
     conn.execute(

@@ -198,6 +198,12 @@ def _iso(value: datetime | None) -> str | None:
 # Which of :runs have a stored event (PostgreSQL): each partition's run index searched for all
 # of them at once (a bitmap scan of = ANY; measured faster than an EXISTS probe per run, and
 # than IN lists of 400).
+# Which of :runs have a stored event (PostgreSQL): one index probe per run, LIMIT 1. The plain
+# "SELECT DISTINCT run_id ... WHERE run_id = ANY(:runs)" became a parallel sequential scan of
+# the partition once a bulk load outran autovacuum's ANALYZE (no statistics: 214 run ids read
+# as a third of the table), 13 ms -> 207 ms per batch from 20k to 430k events; the lateral
+# LIMIT 1 keeps the nested loop of index probes whatever the statistics say.
 STORED_RUNS = sa.text(
-    "SELECT DISTINCT run_id FROM events WHERE run_id = ANY(CAST(:runs AS text[]))"
+    "SELECT DISTINCT r.run_id FROM unnest(CAST(:runs AS text[])) AS r(run_id),"
+    " LATERAL (SELECT 1 FROM events e WHERE e.run_id = r.run_id LIMIT 1) AS hit"
 )
