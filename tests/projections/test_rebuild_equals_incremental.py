@@ -156,6 +156,7 @@ def interleave(runs: list[list[NewEvent]], rng: random.Random) -> Iterator[NewEv
     switch=st.lists(st.sampled_from(["keep", "new", "other"]), min_size=1, max_size=8),
     seed=st.integers(min_value=0, max_value=2**32 - 1),
     cache_runs=st.sampled_from([1, 3, 100_000]),
+    cache_finished=st.sampled_from([0, 2, 5_000]),
 )
 def test_rebuild_equals_incremental_for_every_projection(
     store: Store,
@@ -168,6 +169,7 @@ def test_rebuild_equals_incremental_for_every_projection(
     switch: list[str],
     seed: int,
     cache_runs: int,
+    cache_finished: int,
 ) -> None:
     names = sorted(templates)
     prefix = f"x{next(_counter)}-"
@@ -193,6 +195,7 @@ def test_rebuild_equals_incremental_for_every_projection(
         elif action == "other":  # a second projector: its cached folds are behind the log
             engine = engines[1 - engines.index(engine)]
         engine.cache_runs = cache_runs  # a small cache evicts folds: re-read from the log
+        engine.cache_finished = cache_finished
         engine.batch_size = batches[step % len(batches)]
         engine.catch_up(max_batches=per_catch_up)
     engine.batch_size = 97
