@@ -215,6 +215,11 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
             and not (normalize(key) == "name" and is_identifier_name(value))
         ):
             out.append((match.start(2), match.end(2), entity))
+    _quoted_credential_spans(text, out)
+
+
+def _quoted_credential_spans(text: str, out: list[Span]) -> None:
+    """The values of credential keys that KEY_VALUE does not read (see _CREDENTIAL_PAIR)."""
     for match in _CREDENTIAL_PAIR.finditer(text):
         group = 3 if match.group(3) is not None else 4
         value = match.group(group)

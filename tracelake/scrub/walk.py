@@ -193,11 +193,7 @@ class Walker:
             if kclass is KeyClass.PSEUDONYM:
                 self.act("pseudonymized")
                 return f'"{key}": "{pseudonymize(self.key, raw.strip(chr(34)))}"'
-            if (
-                kclass is KeyClass.CREDENTIAL
-                and (raw[:1] != '"' or _QUANTITY_TEXT.fullmatch(raw[1:-1]))
-                and credential_quantity(key)
-            ):
+            if kclass is KeyClass.CREDENTIAL and _quantity_written(key, raw):
                 return match.group(0)
             self.hit(sub, entity)
             return f'"{key}": "[{entity}]"'
@@ -349,6 +345,13 @@ class Walker:
             and (normalize(key) == "name" or is_role_key(key))
             and is_identifier_name(value)
         )
+
+
+def _quantity_written(key: str, raw: str) -> bool:
+    """A credential key's JSON value *raw* that is a quantity of it (token_ttl_s: 3600 or
+    "3600")."""
+    number = raw[:1] != '"' or _QUANTITY_TEXT.fullmatch(raw[1:-1]) is not None
+    return number and credential_quantity(key)
 
 
 def _integral(value: float) -> bool:
