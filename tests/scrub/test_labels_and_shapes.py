@@ -177,6 +177,9 @@ def _common_word_names() -> tuple[list[str], list[str]]:
         "Hi {f} {l}, thanks for waiting",
         "recipient {f} {l} was not at home",
         "passenger {f} {l} missed the flight",
+        "Customer:  {f}  {l} called",  # two blanks
+        "Dear {f}-Kate {l},",  # a hyphenated first name
+        "Hi {f} van de {l}, thanks",  # particles
     ],
 )
 def test_names_of_common_words_after_a_person_label(scrubber: Scrubber, form: str) -> None:

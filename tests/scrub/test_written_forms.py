@@ -275,6 +275,9 @@ def test_credential_pair_without_spaces(scrubber: Scrubber, fake: Faker, form: s
         'password: "{v}"',
         'db_pass = "{v}"',
         "PGPASSWORD={v} psql -h db",
+        'deploy --db-password "{v}" --host db',
+        "tool --token='{v}'",
+        "DB_PASSWORD={v} ./run",
     ],
 )
 def test_quoted_and_symbol_led_credential_values(
@@ -283,7 +286,7 @@ def test_quoted_and_symbol_led_credential_values(
     """.env and YAML lines quote their values; a password may start with a symbol."""
     for _ in range(12):
         value = fake.password(length=14, special_chars=True)
-        if form.startswith("PGPASSWORD"):
+        if form.startswith(("PGPASSWORD", "DB_PASSWORD=")):
             value = "&" + value  # a symbol first: the unquoted form reads it too
         text = form.format(v=value)
         out = scrubber.scrub_text(text)

@@ -42,11 +42,12 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 KEY_VALUE = re.compile(
     r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
 )
-# The value of a credential key that KEY_VALUE does not read: quoted (DB_PASSWORD="m54Z…",
-# password: 'x y', YAML and .env files) or starting with a symbol (PGPASSWORD=&^6tf…).
+# The value of a credential key as far as KEY_VALUE does not read it: quoted (DB_PASSWORD="m54Z…",
+# password: 'x y', YAML and .env files), or up to a blank or ";" (PGPASSWORD=&^6tf…,
+# DB_PASSWORD=d0Z2!z&kq+9S#F).
 _CREDENTIAL_PAIR = re.compile(
     r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[\"']?[ \t]*[=:][ \t]*"
-    r"(?:([\"'])([^\n]{1,200}?)\2|([&;,<>][^\s]{0,199}))"
+    r"(?:([\"'])([^\n]{1,200}?)\2|([^\s\"';][^\s;]{0,199}))"
 )
 
 
@@ -169,6 +170,9 @@ CLI_PASSWORD = re.compile(
     r"|(?i:sshpass|docker\s+login|podman\s+login|redis-cli|htpasswd\s+-b\w*(?:\s+\S+){2})"
     r"(?:\s+-[^\s]+(?:\s+[^-\s]\S*)?)*?\s+-[pa]\s*([^\s\"']+)"
     r"|(?i:htpasswd)\s+-\w*b\w*\s+\S+\s+\S+\s+([^\s\"']+)"
+    # quoted: --db-password "C@Qs8r#K", --token='x y'
+    r"|(?<!\S)--?(?i:[a-z-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)([\"'])"
+    r"([^\n]{1,128}?)\6"
 )
 _CLI_HINT = re.compile(r"(?i:mysql|mariadb|mysqldump|mysqladmin)|(?<!\S)-u\S")
 
@@ -190,7 +194,7 @@ def cli_password_spans(text: str, out: list[Span]) -> None:
     in a MySQL/MariaDB/sshpass command or next to ``-u`` (elsewhere ``-p8080`` is a port)."""
     glued_ok = _CLI_HINT.search(text) is not None
     for match in CLI_PASSWORD.finditer(text):
-        for group in (1, 3, 4, 5):
+        for group in (1, 3, 4, 5, 7):
             if match.group(group) is not None:
                 out.append((match.start(group), match.end(group), "CREDENTIAL"))
         if match.group(2) is not None and glued_ok:

@@ -205,13 +205,42 @@ _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\
 # After a label, two or more capitalised words are a name even when each is a common word
 # (Customer: Max Field, dear Rose Hill, passenger Will Price): the capitalised pass (above)
 # only sees a name in a word it does not know.
-_TITLE_NAME_WORD = re.compile(r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’.\-]{1,30}(?![\w'’\-])")
+_TITLE_NAME_WORD = re.compile(
+    r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]*(?:['’\-][A-ZÀ-ÖØ-Þa-zß-öø-ÿ][a-zß-öø-ÿ]*)*\.?(?![\w'’\-])"
+)  # Mary-Kate, O'Field, Jr.
 _BLANK = re.compile(r"[ \t]")
+_BLANKS = re.compile(r"[ \t]+")
+_PARTICLE = re.compile(
+    "(?:(?:" + "|".join(sorted(NAME_PARTICLES, key=len, reverse=True)) + r")[ \t]+)+"
+    r"(?=[A-ZÀ-ÖØ-Þ])"
+)
 # ... unless they name a role, a team or a thing (Customer Service Team, From: Billing
 # Department, Dear Valued Customer, Client: Mobile App) or make a phrase (User Not Found)
 _NOT_A_NAME_HEAD = frozenset(
     [
         "team",
+        "record",
+        "records",
+        "updated",
+        "string",
+        "value",
+        "network",
+        "plan",
+        "plans",
+        "profile",
+        "settings",
+        "data",
+        "details",
+        "segment",
+        "tier",
+        "portal",
+        "request",
+        "requests",
+        "order",
+        "orders",
+        "status",
+        "type",
+        "level",
         "teams",
         "department",
         "dept",
@@ -356,14 +385,19 @@ def _may_be_name(words: list[str]) -> bool:
 
 
 def _title_words(text: str, pos: int) -> list[re.Match[str]]:
-    """Up to four capitalised words from *pos*, one blank apart."""
+    """Up to four capitalised words from *pos*, blanks apart, name particles between them
+    (Kristin van de Water)."""
     words: list[re.Match[str]] = []
     while len(words) < 4:
         match = _TITLE_NAME_WORD.match(text, pos)
-        if match is None:
+        if match is None or len(match.group(0).rstrip(".")) < 2:
             break
         words.append(match)
-        if _BLANK.match(text, match.end()) is None:
+        blank = _BLANKS.match(text, match.end())
+        if blank is None:
             break
-        pos = match.end() + 1
+        pos = blank.end()
+        particle = _PARTICLE.match(text, pos)
+        if particle is not None:
+            pos = particle.end()
     return words
