@@ -11,7 +11,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tracelake.scrub.vocab import COMMON_WORDS, NAME_PARTICLES, STREET_WORDS
+from tracelake.scrub.vocab import (
+    COMMON_WORDS,
+    NAME_PARTICLES,
+    PHRASE_WORDS,
+    ROLE_HEADS,
+    STREET_WORDS,
+)
 
 Span = tuple[int, int, str]
 
@@ -214,117 +220,8 @@ _PARTICLE = re.compile(
     "(?:(?:" + "|".join(sorted(NAME_PARTICLES, key=len, reverse=True)) + r")[ \t]+)+"
     r"(?=[A-ZÀ-ÖØ-Þ])"
 )
-# ... unless they name a role, a team or a thing (Customer Service Team, From: Billing
-# Department, Dear Valued Customer, Client: Mobile App) or make a phrase (User Not Found)
-_NOT_A_NAME_HEAD = frozenset(
-    [
-        "team",
-        "record",
-        "records",
-        "updated",
-        "string",
-        "value",
-        "network",
-        "plan",
-        "plans",
-        "profile",
-        "settings",
-        "data",
-        "details",
-        "segment",
-        "tier",
-        "portal",
-        "request",
-        "requests",
-        "order",
-        "orders",
-        "status",
-        "type",
-        "level",
-        "teams",
-        "department",
-        "dept",
-        "manager",
-        "managers",
-        "customer",
-        "customers",
-        "service",
-        "services",
-        "support",
-        "care",
-        "center",
-        "centre",
-        "desk",
-        "office",
-        "group",
-        "staff",
-        "agent",
-        "agents",
-        "admin",
-        "administrator",
-        "bot",
-        "system",
-        "app",
-        "application",
-        "user",
-        "users",
-        "account",
-        "address",
-        "number",
-        "name",
-        "id",
-        "info",
-        "information",
-        "portal",
-        "api",
-        "client",
-        "server",
-        "unit",
-        "division",
-        "operations",
-        "ops",
-        "sales",
-        "billing",
-        "member",
-        "members",
-        "partner",
-        "partners",
-        "vendor",
-        "company",
-        "inc",
-        "ltd",
-        "llc",
-        "corp",
-        "store",
-        "shop",
-        "rejected",
-        "found",
-        "error",
-        "failed",
-        "required",
-    ]
-)
-_PHRASE_WORDS = frozenset(
-    [
-        "not",
-        "no",
-        "the",
-        "of",
-        "and",
-        "or",
-        "for",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "with",
-        "from",
-        "is",
-        "are",
-        "was",
-    ]
-)
+# ... unless they name a role, a team or a thing, or make a phrase (vocab.ROLE_HEADS,
+# vocab.PHRASE_WORDS)
 LOWER_PATTERN = rf"{_STRONG_LABEL}|{_WEAK_LABEL}"  # freetext runs it lowered (lower_pattern)
 
 
@@ -381,7 +278,7 @@ def lower_name_spans(text: str, out: list[Span]) -> None:
 
 
 def _may_be_name(words: list[str]) -> bool:
-    return words[-1] not in _NOT_A_NAME_HEAD and _PHRASE_WORDS.isdisjoint(words)
+    return words[-1] not in ROLE_HEADS and PHRASE_WORDS.isdisjoint(words)
 
 
 def _title_words(text: str, pos: int) -> list[re.Match[str]]:

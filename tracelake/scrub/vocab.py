@@ -137,3 +137,36 @@ KO_SURNAMES_1 = frozenset(
 KO_SURNAMES_2 = frozenset(
     ["남궁", "황보", "제갈", "사공", "선우", "서문", "독고", "동방", "어금", "망절"]
 )
+
+# After a person label, capitalised words that end in one of these name a role, a team or a
+# thing, not a person (Customer Service Team, From: Billing Department, Client: Mobile App);
+# with one of PHRASE_WORDS they make a phrase (User Not Found). Used by scrub.latin.
+_ROLE_HEADS = """team record records updated string value network plan plans profile settings data details
+segment tier portal request requests order orders status type level teams department dept
+manager managers customer customers service services support care center centre desk office
+group staff agent agents admin administrator bot system app application user users account
+address number name id info information portal api client server unit division operations
+ops sales billing member members partner partners vendor company inc ltd llc corp store shop
+rejected found error failed required"""
+ROLE_HEADS = frozenset(_ROLE_HEADS.split())
+PHRASE_WORDS = frozenset(
+    [
+        "not",
+        "no",
+        "the",
+        "of",
+        "and",
+        "or",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "is",
+        "are",
+        "was",
+    ]
+)
