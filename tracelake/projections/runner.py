@@ -50,6 +50,7 @@ CACHE_RUNS = 100_000  # folds kept between batches (open runs first; finished ru
 # again): without this cap, a 1M-event rebuild kept ~100,000 folds and the projection job's
 # peak RSS grew with the input (145 MiB at 100k events, 583 MiB at 1M).
 CACHE_FINISHED = 5_000
+MAX_EVICTED = 1_000_000  # run ids remembered as evicted (beyond: every cold run is looked up)
 # tracelake's own decision events (promotion: ``suggestion.*``, run id ``suggestion:<id>``) live
 # in the same log; they are not runner runs, so only projections that ask for them see them.
 DECISIONS_SOURCE = TRACELAKE_SOURCE  # tracelake.run_identity: the one home of the name
@@ -111,6 +112,7 @@ class ProjectionEngine:
         self.cache_finished = CACHE_FINISHED
         self._folds: OrderedDict[str, RunFold] = OrderedDict()
         self._finished: OrderedDict[str, None] = OrderedDict()  # cached finished runs, oldest first
+        self._evicted: set[str] = set()  # finished runs evicted while the cache was complete
         self._folds_at = -1  # the position every cached fold is folded up to
         self._complete = False  # the cache holds every run with an event <= _folds_at
 
@@ -192,7 +194,9 @@ class ProjectionEngine:
             by_run[e.run_id].append(e)
         folds: dict[str, RunFold] = {}
         cold = [rid for rid in by_run if rid not in self._folds]
-        if cold and not self._complete:
+        if self._complete:  # only an evicted finished run has events before this batch
+            cold = [rid for rid in cold if rid in self._evicted]
+        if cold:
             prefix: dict[str, list[StoredEvent]] = defaultdict(list)
             for e in self.store.read_runs_until(cold, low):
                 prefix[e.run_id].append(e)
@@ -218,6 +222,7 @@ class ProjectionEngine:
                 run.last_event = replace(run.last_event, payload={}, redactions=None)
             self._folds[run.run_id] = run
             self._folds.move_to_end(run.run_id)
+            self._evicted.discard(run.run_id)
             if run.finished:
                 self._finished[run.run_id] = None
                 self._finished.move_to_end(run.run_id)
@@ -225,11 +230,16 @@ class ProjectionEngine:
                 self._finished.pop(run.run_id, None)
         self._folds_at = high
         while len(self._finished) > self.cache_finished:
+            rid = self._finished.popitem(last=False)[0]
+            del self._folds[rid]
+            self._evicted.add(rid)  # the cache stays complete but for these (see _fold)
+        if len(self._evicted) > MAX_EVICTED:
             self._complete = False
-            del self._folds[self._finished.popitem(last=False)[0]]
+            self._evicted.clear()
         excess = len(self._folds) - self.cache_runs
         if excess > 0:
             self._complete = False
+            self._evicted.clear()
             for rid in list(self._finished)[:excess]:
                 del self._folds[rid]
                 del self._finished[rid]
@@ -240,6 +250,7 @@ class ProjectionEngine:
     def _drop_cache(self) -> None:
         self._folds.clear()
         self._finished.clear()
+        self._evicted.clear()
         self._folds_at, self._complete = -1, False
 
 
