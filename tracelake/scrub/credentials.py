@@ -170,9 +170,10 @@ CLI_PASSWORD = re.compile(
     r"|(?i:sshpass|docker\s+login|podman\s+login|redis-cli|htpasswd\s+-b\w*(?:\s+\S+){2})"
     r"(?:\s+-[^\s]+(?:\s+[^-\s]\S*)?)*?\s+-[pa]\s*([^\s\"']+)"
     r"|(?i:htpasswd)\s+-\w*b\w*\s+\S+\s+\S+\s+([^\s\"']+)"
-    # quoted: --db-password "C@Qs8r#K", --token='x y'
-    r"|(?<!\S)--?(?i:[a-z-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)([\"'])"
-    r"([^\n]{1,128}?)\6"
+    # quoted: --db-password "C@Qs8r#K", --token='x y' (no backreference: the pattern is part
+    # of the credential trigger's hint, where group numbers are the combined pattern's)
+    r"|(?<!\S)--?(?i:[a-z-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)"
+    r"(?:\"([^\"\n]{1,128})\"|'([^'\n]{1,128})')"
 )
 _CLI_HINT = re.compile(r"(?i:mysql|mariadb|mysqldump|mysqladmin)|(?<!\S)-u\S")
 
@@ -194,7 +195,7 @@ def cli_password_spans(text: str, out: list[Span]) -> None:
     in a MySQL/MariaDB/sshpass command or next to ``-u`` (elsewhere ``-p8080`` is a port)."""
     glued_ok = _CLI_HINT.search(text) is not None
     for match in CLI_PASSWORD.finditer(text):
-        for group in (1, 3, 4, 5, 7):
+        for group in (1, 3, 4, 5, 6, 7):
             if match.group(group) is not None:
                 out.append((match.start(group), match.end(group), "CREDENTIAL"))
         if match.group(2) is not None and glued_ok:
