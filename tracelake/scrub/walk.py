@@ -334,11 +334,7 @@ class Walker:
     @staticmethod
     def _kept_despite_key(key: str, kclass: KeyClass, value: Any) -> bool:
         if kclass is KeyClass.CREDENTIAL:
-            # token_ttl_s: 3600 (or "3600") is a duration, not a credential
-            return (
-                isinstance(value, _INT_FLOAT)
-                or (isinstance(value, str) and _QUANTITY_TEXT.fullmatch(value) is not None)
-            ) and credential_quantity(key)
+            return _credential_quantity(key, value)
         # {"name": "lookup_customer"} names a tool, {"created_by": "scheduler"} a service
         return (
             kclass is KeyClass.PERSON
@@ -347,11 +343,18 @@ class Walker:
         )
 
 
-def _quantity_written(key: str, raw: str) -> bool:
-    """A credential key's JSON value *raw* that is a quantity of it (token_ttl_s: 3600 or
-    "3600")."""
-    number = raw[:1] != '"' or _QUANTITY_TEXT.fullmatch(raw[1:-1]) is not None
+def _credential_quantity(key: str, value: Any) -> bool:
+    """A credential key's value that is a quantity of it, not a credential (token_ttl_s: 3600
+    or "3600" is a duration)."""
+    number = isinstance(value, _INT_FLOAT) or (
+        isinstance(value, str) and _QUANTITY_TEXT.fullmatch(value) is not None
+    )
     return number and credential_quantity(key)
+
+
+def _quantity_written(key: str, raw: str) -> bool:
+    """:func:`_credential_quantity` of a JSON value as written (a number, or a string)."""
+    return _credential_quantity(key, raw[1:-1] if raw[:1] == '"' else float(raw))
 
 
 def _integral(value: float) -> bool:
