@@ -232,3 +232,83 @@ def test_a_phone_number_after_at_is_no_time(scrubber: Scrubber, seed: int) -> No
         assert value not in out, (seed, text, out)
     for kept in ("sent at 1721900000", "expired at 1721900000123", "created_at 1721900000"):
         assert scrubber.scrub_text(kept) == kept
+
+
+# Phone shapes no id is written in: 3-3-4 (with or without parentheses), 0N(N)-NNN(N)-NNNN,
+# and an 11-digit Korean mobile number without separators
+PHONE_SHAPES = ("###-###-####", "(###)###-####", "###.###.####", "010-####-####", "0#-###-####")
+
+
+def test_phone_shapes_glued_to_a_code_are_found(scrubber: Scrubber, seed: int) -> None:
+    """A phone number in its written shape glued to an ALL-CAPS or camelCase code (a fifth
+    fresh-context attack: SMS-…, IMG_….jpg, DETAIL-….log); ids glued to a code stay."""
+    rng = random.Random(seed)
+    fake = Faker(["en_US", "ko_KR", "ja_JP"])
+    fake.seed_instance(seed)
+    forms = ("{c}-{v}", "{c}_{v}.jpg", "sent {c}-{v} ok", "{c}.{v}.log", "{c}-{v}-2.pdf")
+    for _ in range(60):
+        code = rng.choice(
+            [fake.lexify("???").upper(), fake.lexify("??????").upper(), fake.lexify("?????Id")]
+        )
+        if digits._names_an_id(code):
+            continue  # ORD-123-456-7890: an id's digits (the next test)
+        if rng.random() < 0.3:
+            value, form = fake.numerify("010########"), rng.choice(("{c}{v}", "{c}_{v}.png"))
+        else:
+            value = fake.numerify(rng.choice(PHONE_SHAPES))
+            if rng.random() < 0.5 and fake.locales[0] != "en_US":
+                value = fake["ko_KR" if rng.random() < 0.5 else "ja_JP"].phone_number()
+                if not re.fullmatch(r"0\d{1,2}-\d{3,4}-\d{4}", value):
+                    continue
+            form = rng.choice(forms)
+        text = form.format(c=code, v=value)
+        out = scrubber.scrub_text(text)
+        assert re.sub(r"\D", "", value)[-7:] not in re.sub(r"\D", "", out), (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ORD-20260725-0001",
+        "ORD-2026-0725-0001",
+        "ORD-0101234567",
+        "ORD-123-456-7890",
+        "INV-000123-4567",
+        "SKU-12345678",
+    ],
+)
+def test_ids_glued_to_a_code_in_other_shapes_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(f"see {text} for details") == f"see {text} for details"
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "Your verification code is {v}",
+        "Verification code: {v}. Do not share it.",
+        "one-time code {v} expires in 5 minutes",
+        "login code = {v}",
+        "2FA code {v}",
+        "the SMS code was {v}",
+        "Your passcode is {v}",
+        "인증코드는 {v} 입니다",
+        "인증 코드: {v}",
+        "認証コード：{v}",
+        "验证码：{v}",
+    ],
+)
+def test_one_time_codes_in_prose_are_found(scrubber: Scrubber, seed: int, form: str) -> None:
+    fake = Faker()
+    fake.seed_instance(seed)
+    for _ in range(5):
+        value = fake.numerify("#" * fake.random_int(4, 8))
+        text = form.format(v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)  # 7+ digits may read as a phone: also gone
+
+
+@pytest.mark.parametrize(
+    "text", ["auth code flow failed", "the verification code expired", "send a login code"]
+)
+def test_code_words_without_a_code_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text

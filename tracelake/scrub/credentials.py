@@ -73,13 +73,16 @@ _PEM_KEY = re.compile(
 
 
 # A secret announced by a word in prose, in several languages ("비밀번호 eKXgzg2sye!",
-# "PIN 033", "パスワード：abc12", "mot de passe: x"): after ":" / "=" any value, after a
+# "PIN 033", "パスワード：abc12", "mot de passe: x", "Your verification code is 090119"): after ":" / "=" any value, after a
 # space only one with a digit or a symbol ("password reset" keeps "reset").
 SECRET_WORDS = (
     r"(?:(?i:\b(?:password|passwd|passwort|pwd|pin|cvv|cvc|otp|senha|contrase\u00f1a|"
     r"mot de passe|kennwort|api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|"
-    r"(?:auth|access|refresh|bearer|api)[ _-]?token|token|secret)\b)"
-    r"|비밀\s?번호|비번|패스워드|암호|인증\s?번호|인증\s?키|보안\s?키|시크릿\s?키?|(?i:api)\s?키|액세스\s?키|"
+    r"(?:auth|access|refresh|bearer|api)[ _-]?token|token|secret|passcode|"
+    r"(?:verification|security|one[ -]?time|login|sign[ -]?in|2fa|mfa|sms|auth|authentication)"
+    r"[ _-]?(?:code|passcode))\b)"
+    r"|비밀\s?번호|비번|패스워드|암호|인증\s?번호|인증\s?코드|인증\s?키|認証コード|確認コード|"
+    r"验证码|驗證碼|보안\s?키|시크릿\s?키?|(?i:api)\s?키|액세스\s?키|"
     r"토큰|パスワード|暗証番号|密码|密碼|口令)"
 )
 _SECRET_WORD = re.compile(

@@ -125,10 +125,22 @@ _SHAPED = re.compile(
     rf"(?<![\dA-Za-z-])(?:01[016789]{_ANY_SEPARATOR}?\d{{3,4}}{_ANY_SEPARATOR}?\d{{4}}"
     rf"|\d{{4}}(?:{_ANY_SEPARATOR}\d{{4}}){{3}})(?!\d)"
 )
-# both, in the automaton (GLUED_PHONE's case-insensitive labels cost ~14 us on a long text)
+# A phone number in a phone's written shape glued to a code (SMS-010-1234-5678,
+# IMG_01012345678.jpg, DETAIL-(555)123-4567.log): a run glued to a code is kept as an id's
+# digits (ORD-20260725-0001, ORD-0101234567, corr-1443142093-146-859096), but ids are not
+# written 0NN-NNNN-NNNN, nor as an 11-digit Korean mobile number; 3-3-4 only after a code
+# that names an id (ORD-123-456-7890, see _names_an_id)
+_CODE_GLUED_PHONE = re.compile(
+    r"(?<=[A-Za-z0-9][-_.])0\d{1,2}[-.]\d{3,4}[-.]\d{4}(?![\dA-Za-z])"
+    r"|(?:(?<=[A-Za-z])|(?<=[A-Za-z][-_.]))010\d{8}(?!\d)"
+    r"|(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]*)[-_.]"
+    r"(\(\d{3}\)[-.]?\d{3}[-.]\d{4}|\d{3}[-.]\d{3}[-.]\d{4})(?![\dA-Za-z])"
+)
+# all three, in the automaton (GLUED_PHONE's case-insensitive labels cost ~14 us on a long
+# text)
 _GLUED_HINT = hints.hint(
     "glued or shaped number",
-    compile_lowered(f"{GLUED_PHONE.pattern}|{_SHAPED.pattern}"),
+    compile_lowered(f"{GLUED_PHONE.pattern}|{_SHAPED.pattern}|{_CODE_GLUED_PHONE.pattern}"),
     narrowing=True,
 )
 _LABEL_ENTITY = {"card": "CREDIT_CARD", "cc": "CREDIT_CARD", "rrn": "KR_RRN", "ssn": "KR_RRN"}
@@ -188,9 +200,14 @@ _AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?")
 
 
 def glued_number(text: str) -> bool:
-    """Whether *text* holds a number glued to a personal-data label or of a phone/card shape
-    with any separators (:data:`GLUED_PHONE`, :data:`_SHAPED`)."""
-    return GLUED_PHONE.search(text) is not None or _SHAPED.search(text) is not None
+    """Whether *text* holds a number glued to a personal-data label, of a phone/card shape
+    with any separators, or of a phone's shape glued to a code (:data:`GLUED_PHONE`,
+    :data:`_SHAPED`, :data:`_CODE_GLUED_PHONE`)."""
+    return (
+        GLUED_PHONE.search(text) is not None
+        or _SHAPED.search(text) is not None
+        or _CODE_GLUED_PHONE.search(text) is not None
+    )
 
 
 def _glued_phone_spans(text: str, out: list[Span]) -> None:
@@ -202,6 +219,11 @@ def _glued_phone_spans(text: str, out: list[Span]) -> None:
     for match in _SHAPED.finditer(text):
         entity = "PHONE_NUMBER" if match.group(0).startswith("01") else "CREDIT_CARD"
         out.append((match.start(), match.end(), entity))
+    for match in _CODE_GLUED_PHONE.finditer(text):
+        if match.group(1) is None:
+            out.append((match.start(), match.end(), "PHONE_NUMBER"))
+        elif not _names_an_id(match.group(1)):
+            out.append((match.start(2), match.end(2), "PHONE_NUMBER"))
 
 
 def _recent_date_first(run: str, digits: str) -> bool:
@@ -225,7 +247,7 @@ _GLUE = re.compile(r"[-_.]")
 _GLUED_ID_WORD = re.compile(
     rf"(?:{_PRODUCT_ID_WORDS}|{_PAYMENT_ID_WORDS}|ref|ticket|case|build|"
     r"commit|rev|version|v|id|seq|no|num|call|run|step|span|trace|job|task|req|event|evt|msg|"
-    r"batch|chunk|page|part|shard|release|cart|coupon|bucket)s?$"
+    r"batch|chunk|page|part|shard|release|cart|coupon|bucket|ord|inv|dlv|trk|rma|po|so|tkt)s?$"
 )
 
 
