@@ -36,6 +36,10 @@ _EXPONENT = re.compile(rb"e[-+]?[0-9](?![0-9])")
 _SMALL = re.compile(rb"0\.0000")
 _MANTISSA = frozenset(b"0123456789.")
 _TOKEN_START = frozenset(b":,[")
+# digits read as 0 and "+" as "-": one exponent search of a translated copy (~1 us for 1 KB)
+# says whether any digit-e-sign-digit is there at all; hex ids (e5c, 3e-4) made the search
+# for "e" alone confirm ~20 candidates per event in Python (~9 us)
+_EXPONENT_SHAPE = bytes.maketrans(b"0123456789+", b"0000000000-")
 # Integers of 20+ digits may be beyond 64 bits: orjson reads them as floats.
 _DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _TWENTY_DIGITS = b"0" * 20
@@ -61,7 +65,7 @@ def _differs(out: bytes) -> bool:
             start = match.start()
             if start == 0 or out[start - 1] in _TOKEN_START or out[start - 1] == 0x2D:
                 return True
-    if b"e-" in out or b"e+" in out:
+    if b"0e-0" in out.translate(_EXPONENT_SHAPE):
         for match in _EXPONENT.finditer(out):
             if _number_starts_at(out, match.start()):
                 return True
