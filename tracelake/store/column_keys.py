@@ -31,12 +31,19 @@ Columns = tuple[str | None, str | None, str | None, str | None]  # type, plan_id
 def omitted(payload: dict[str, Any], columns: Columns) -> int:
     """The bit mask of the keys of *payload* that its columns hold (0: none)."""
     mask = 0
-    for bit, (key, column) in enumerate(zip(KEYS, columns, strict=True)):
-        if column is not None and payload.get(key) == column and type(payload[key]) is str:
-            if bit == 0 and column == _UNKNOWN_TYPE:
-                continue
-            mask |= 1 << bit
+    get = payload.get
+    for bit, key in _BITS:  # unrolled zip/enumerate: once per stored event
+        column = columns[bit]
+        if column is not None:
+            value = get(key)
+            if value.__class__ is str and value == column:
+                mask |= 1 << bit
+    if mask & 1 and columns[0] == _UNKNOWN_TYPE:
+        mask &= ~1
     return mask
+
+
+_BITS = tuple(enumerate(KEYS))
 
 
 def without(payload: dict[str, Any], mask: int, also: str | None = None) -> dict[str, Any]:
