@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tracelake.scrub import hints
 from tracelake.scrub.keys import (
@@ -105,6 +106,50 @@ def secret_word_spans(text: str, out: list[Span]) -> None:
         out.append((match.start(2), match.end(2), "CREDENTIAL"))
 
 
+# One-time codes in the forms a message writes them (a sixth fresh-context attack: 4-8 digits
+# after or before their word, in brackets, in other languages). A word that names such a code
+# by itself ("verification code", "인증번호", "código de verificación") takes the number after
+# it; a bare "code"/"código"/"kod" only after "your" (in the message's language) or before
+# "is"/":" at the start ("Code: 441598"), so "error code 10061" stays.
+_OTP_WORDS = (
+    r"(?:verification|security|one[ -]?time|log[ -]?in|sign[ -]?in|auth|authentication|"
+    r"confirmation|access|2fa|mfa|sms|otp|passcode)[ -]?(?:code|pin|number)|otp|passcode|"
+    r"c[oó]digo de (?:verificaci[oó]n|verifica[cç][aã]o|seguridad|seguran[cç]a|acesso|acceso)|"
+    r"codice di (?:verifica|sicurezza|accesso)|code de (?:v[eé]rification|s[eé]curit[eé]|"
+    r"confirmation)|(?:best[aä]tigungs|sicherheits|verifizierungs|einmal)code|verificatiecode|"
+    r"kod weryfikacyjny|do[gğ]rulama kodu(?:nuz)?|m[aã] (?:x[aá]c (?:th[uự]c|nh[aậ]n)|otp)|"
+    r"인증\s?번호|인증\s?코드|확인\s?코드|확인\s?번호|보안\s?코드|認証コード|確認コード|認証番号|"
+    r"验证码|驗證碼|校验码"
+)
+_YOUR_CODE = (
+    r"(?:your|the|tu|su|seu|sua|o seu|votre|ton|ihr|dein|il tuo|il suo|je|uw|tw[oó]j|twoj|"
+    r"của bạn|kodunuz)\s+(?:\w+\s+){0,2}?(?:code|c[oó]digo|codice|kod|m[aã])"
+    r"|^(?:code|c[oó]digo|codice|kod|kodunuz|m[aã])"
+)
+_OTP_AFTER = re.compile(
+    rf"(?i:(?:{_OTP_WORDS})(?:[는은이가]|\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：|=|-))?"
+    rf"|(?:{_YOUR_CODE})\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：|=))"
+    r"\s*[\[(（【「<]?\s*(?:[A-Z]-)?(\d{4,8})(?!\d)",
+    re.MULTILINE,
+)
+# "483378 is your verification code", "G-678698 is your Google code", "Use 461092 to verify"
+_OTP_BEFORE = re.compile(
+    r"(?<![\d-])(?:[A-Z]-)?(\d{4,8})\s+(?i:is your\b[^.\n]{0,40}?\b(?:code|pin|otp|passcode)\b"
+    r"|to (?:verify|log ?in|sign ?in|confirm|complete|reset|activate)\b"
+    r"|(?:est|es|é|è|ist) (?:votre|tu|seu|sua|il tuo|ihr)\b)"
+)
+OTP_HINT = re.compile(
+    rf"(?i:{_OTP_WORDS}|code|c[oó]digo|codice|kod|m[aã]|is your|to (?:verify|log|sign|confirm|"
+    r"complete|reset|activate)|est votre|es tu|é seu|è il tuo|ist ihr)"
+)
+
+
+def otp_spans(text: str, out: list[Span]) -> None:
+    """One-time codes after or before their word (:data:`_OTP_AFTER`, :data:`_OTP_BEFORE`)."""
+    for pattern in (_OTP_AFTER, _OTP_BEFORE):
+        out.extend((m.start(1), m.end(1), "CREDENTIAL") for m in pattern.finditer(text))
+
+
 # (a literal the text must contain, the pattern, the entity)
 _LITERAL_GATED = (
     ("-----BEGIN", _PEM_KEY, "PRIVATE_KEY"),
@@ -123,6 +168,8 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     _hinted_spans(text, out, found)
     if _SECRET_WORD_LOW in found:
         secret_word_spans(text, out)
+    if _OTP_LOW in found and _DIGITS4.search(text):
+        otp_spans(text, out)
     if "=" in text:
         _query_param_spans(text, out)
     if "=" in text or ":" in text:
@@ -203,6 +250,34 @@ def cli_password_spans(text: str, out: list[Span]) -> None:
                 out.append((match.start(group), match.end(group), "CREDENTIAL"))
         if match.group(2) is not None and glued_ok:
             out.append((match.start(2), match.end(2), "CREDENTIAL"))
+
+
+def argv_credentials(items: list[Any]) -> dict[int, str]:
+    """A command line given as a list (``["psql", "--password", "x"]``, ``["mysql", "-u",
+    "root", "-pS3cret"]``): the items :func:`cli_password_spans` finds a password in, read
+    as one line, each with its password replaced (``{3: "-p[CREDENTIAL]"}``). Empty unless
+    every item is a string and one is a flag."""
+    if len(items) < 2 or len(items) > 256:
+        return {}
+    if not all(i.__class__ is str for i in items) or not any(i[:1] == "-" for i in items):
+        return {}
+    line = " ".join(items)
+    spans: list[Span] = []
+    cli_password_spans(line, spans)
+    if not spans:
+        return {}
+    out: dict[int, str] = {}
+    start = 0
+    for index, item in enumerate(items):
+        end = start + len(item)
+        cut = [(a - start, b - start) for a, b, _ in spans if a < end and b > start]
+        if cut:
+            text = item
+            for a, b in sorted(cut, reverse=True):
+                text = text[: max(a, 0)] + "[CREDENTIAL]" + text[min(b, len(item)) :]
+            out[index] = text
+        start = end + 1
+    return out
 
 
 def _key_value_spans(text: str, out: list[Span]) -> None:
@@ -319,6 +394,8 @@ def credential_shaped(text: str) -> bool:
 _API_LOW = hints.hint("provider key", compile_lowered(API_HINT.pattern))
 _PASSPORT_LOW = hints.hint("passport", compile_lowered(PASSPORT_HINT.pattern))
 _SECRET_WORD_LOW = hints.hint("secret word", compile_lowered(SECRET_WORD_HINT.pattern))
+_OTP_LOW = hints.hint("one-time code", compile_lowered(OTP_HINT.pattern))
+_DIGITS4 = re.compile(r"\d{4}")
 
 
 _PSEUDONYM = re.compile(r"psn_[0-9a-f]{20,24}")

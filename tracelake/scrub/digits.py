@@ -21,13 +21,20 @@ Span = tuple[int, int, str]
 
 # the separators of _DIGIT_RUN: ASCII ones, underscore, Unicode dashes and minus, full-width
 # hyphen, middle dot (010_8792_1742, 4180\u20139679\u20132908\u20131002)
-_HAS_DIGIT7 = re.compile(r"\d[\d\s().+/_*|~:,\u00b7\u2010-\u2015\u2212\uff0d\uff0f-]{5,}\d")
+# More dashes and dots a hand types between digit groups: #, \\, bullet, wave dashes, the
+# Hangul letter ㅡ, hyphen bullet, small and modifier minus, heavy minus, one-dot leader (a
+# sixth fresh-context attack: 010ㅡ7421ㅡ5648, 123#45#6789)
+_MORE_GLUE = "#\\\\\u2022\uff5e\u301c\u3161\u2043\ufe58\ufe63\u02d7\u2796\u2024"
+_HAS_DIGIT7 = re.compile(
+    rf"\d[\d\s().+/_*|~:,=\u00b7\u2010-\u2015\u2212\uff0d\uff0f{_MORE_GLUE}-]{{5,}}\d"
+)
 _DIGIT_RUN = re.compile(
     # glued to an id by "-", "_" or "." (ORD-20260725-0001), not by "/": a path segment is a
     # value of its own (/users/33359946034/orders: a phone, 136 of 150 in an attack)
     r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9][-_.])"
     r"(?:\+\s?)?(?:\(\s?\+?\d{1,5}\s?\)\s?(?:[-.]\s?)?)?\d+"  # (0479)-305966
-    r"(?:(?:\s?[-./_\u00b7\u2010-\u2015\u2212\uff0d]\s?|[*|~\uff0f]|\s{1,3}|\s?\(\d{1,4}\)\s?(?:[-.]\s?)?"
+    rf"(?:(?:\s?[-./_\u00b7\u2010-\u2015\u2212\uff0d]\s?|[*|~\uff0f{_MORE_GLUE}]|\s{{1,3}}"
+    r"|\s?\(\d{1,4}\)\s?(?:[-.]\s?)?"
     r"|\)\s?)\d+)*"
     r"(?:\s?(?:x|ext\.?)\s?\d{1,6})?"
     r"(?![A-Za-z0-9_])"
@@ -120,7 +127,7 @@ GLUED_PHONE = re.compile(
 # A Korean mobile number or a card number in groups, glued to anything or with any
 # separators (010:1234:5678, 4111~1111~1111~1111, x_01012345678; not inside an id such as
 # ORD-0101234567)
-_ANY_SEPARATOR = r"(?:[\s*|~:,./_\uff0f-]{1,3})"
+_ANY_SEPARATOR = rf"(?:[\s*|~:,./_\uff0f+={_MORE_GLUE}-]{{1,3}})"
 _SHAPED = re.compile(
     rf"(?<![\dA-Za-z-])(?:01[016789]{_ANY_SEPARATOR}?\d{{3,4}}{_ANY_SEPARATOR}?\d{{4}}"
     rf"|\d{{4}}(?:{_ANY_SEPARATOR}\d{{4}}){{3}})(?!\d)"

@@ -120,6 +120,7 @@ _TRIGGERS_PATTERN = "|".join(
         credentials.API_HINT.pattern,
         credentials.PASSPORT_HINT.pattern,
         credentials.SECRET_WORDS,
+        credentials.OTP_HINT.pattern,
     )
 )
 
@@ -231,6 +232,8 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         # パスワード：x, 旅券番号: J47713891: the value is found before its label becomes a run
         if credentials.SECRET_WORD_HINT.search(text):
             credentials.secret_word_spans(text, spans)
+        if credentials.OTP_HINT.search(text):
+            credentials.otp_spans(text, spans)
         credentials.passport_spans(text, spans)
     if has_uncased:
         found = _UNCASED.finditer(text)

@@ -21,9 +21,10 @@ from typing import Any
 
 import orjson
 
+from tracelake.scrub.credentials import argv_credentials
 from tracelake.scrub.detect import CLEAN_TEXTS
 from tracelake.scrub.keys import KeyClass, classify
-from tracelake.scrub.walk import Walker
+from tracelake.scrub.walk import Walker, named_pair
 
 MAX_DEPTH = 3
 MAX_ITEMS = 3
@@ -160,7 +161,13 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         return {"_keys": len(value)} if isinstance(value, dict) else {"_items": len(value)}
     if isinstance(value, list):
         sub = f"{path}[]"
-        items = [_shape(w, item, sub, depth + 1) for item in value[:MAX_ITEMS]]
+        argv = argv_credentials(value)  # ["psql", "--password", "x"]
+        if argv:
+            w.hit(sub, "CREDENTIAL", len(argv))
+        items = [
+            argv[i] if i in argv else _shape(w, item, sub, depth + 1)
+            for i, item in enumerate(value[:MAX_ITEMS])
+        ]
         if len(value) > MAX_ITEMS:
             items.append({"_more": len(value) - MAX_ITEMS})
         return items
@@ -169,6 +176,7 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
 
 def _shape_dict(w: Walker, value: dict[Any, Any], path: str, depth: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    pair = named_pair(value)
     for i, (key, item) in enumerate(value.items()):
         if i >= MAX_KEYS:
             out["_more_keys"] = len(value) - MAX_KEYS
@@ -176,7 +184,9 @@ def _shape_dict(w: Walker, value: dict[Any, Any], path: str, depth: int) -> dict
         # a key detect() found clean is its own scrubbed form (Walker.dict_key, without the call)
         known = key.__class__ is str and key in CLEAN_TEXTS and len(key) <= 200
         skey = key if known else w.dict_key(key, path)
-        if classify(key)[0] is KeyClass.PLAIN:
+        if pair is not None and (key == pair[0] or key == pair[2]):  # {"name": .., "value": ..}
+            out[skey] = _bounded(w.pair_part(pair, key, item, f"{path}.{skey}", depth))
+        elif classify(key)[0] is KeyClass.PLAIN:
             out[skey] = _shape_plain(w, key, item, f"{path}.{skey}", depth)
         else:  # key rules decide (credential, person, pseudonym, id)
             out[skey] = _bounded(w.field(key, item, f"{path}.{skey}", depth))

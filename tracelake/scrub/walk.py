@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from tracelake.errors import ScrubError
+from tracelake.scrub.credentials import argv_credentials
 from tracelake.scrub.detect import CLEAN_IDS, CLEAN_TEXTS, close_label, detect, detect_int
 from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.keys import (
@@ -223,7 +224,14 @@ class Walker:
             return self._dict(value, path, depth)
         if isinstance(value, list):
             sub = f"{path}[]"
-            return [self.value(item, sub, depth + 1) for item in value]
+            argv = argv_credentials(value)
+            if argv:  # ["psql", "--password", "x"]: a command line as a list
+                self.hit(sub, "CREDENTIAL", len(argv))
+                self.act("dropped")
+            return [
+                argv[i] if i in argv else self.value(item, sub, depth + 1)
+                for i, item in enumerate(value)
+            ]
         raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
 
     def _float(self, value: float, path: str) -> float | str:
@@ -237,6 +245,7 @@ class Walker:
     def _dict(self, value: dict[Any, Any], path: str, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         field = self.field
+        pair = named_pair(value)
         for k, v in value.items():
             # paths use the scrubbed key: a key can be an email (known-clean keys: see dict_key)
             sk = (
@@ -244,8 +253,23 @@ class Walker:
                 if k.__class__ is str and k in CLEAN_TEXTS and len(k) <= 200
                 else self.dict_key(k, path)
             )
-            out[sk] = field(k, v, f"{path}.{sk}" if path else sk, depth)
+            sub = f"{path}.{sk}" if path else sk
+            if pair is not None and (k == pair[0] or k == pair[2]):
+                out[sk] = self.pair_part(pair, k, v, sub, depth)
+            else:
+                out[sk] = field(k, v, sub, depth)
         return out
+
+    def pair_part(
+        self, pair: tuple[str, str, str], key: str, value: Any, path: str, depth: int
+    ) -> Any:
+        """One part of a name/value object (:func:`named_pair`): the name is judged as a
+        key's name is (scanned, not as a person's name); the value by the key rules of that
+        name."""
+        name_key, name, _ = pair
+        if key == name_key:
+            return self.dict_key(name, path)
+        return self.field(name, value, path, depth)
 
     def dict_key(self, key: Any, path: str) -> str:
         # Every key is judged, short ones too ("Min Gu" is a name in six ASCII characters);
@@ -341,6 +365,35 @@ class Walker:
             and (normalize(key) == "name" or is_role_key(key))
             and is_identifier_name(value)
         )
+
+
+# A setting or header written as a name/value object (HAR headers, Kubernetes env, Postman
+# variables, CloudFormation parameters): {"name": "DB_PASSWORD", "value": "..."}. The value
+# is judged as if the name were its key; the name, when the key rules know it, is a key's name
+# ("Authorization", "Cookie"), not a person's.
+_PAIR_VALUES = ("value", "Value", "ParameterValue", "OptionValue", "val", "secretValue")
+_PAIR_NAMES = ("name", "Name", "key", "Key", "ParameterKey", "OptionName", "header", "variable")
+
+
+def named_pair(value: dict[Any, Any]) -> tuple[str, str, str] | None:
+    """``(name key, name, value key)`` of a name/value object whose name the key rules have
+    an opinion on (credential, person data, pseudonym, id), else None."""
+    if len(value) > 8:
+        return None
+    for value_key in _PAIR_VALUES:
+        if value_key in value:
+            break
+    else:
+        return None
+    for name_key in _PAIR_NAMES:
+        name = value.get(name_key)
+        if (
+            name.__class__ is str
+            and 0 < len(name) <= 64
+            and classify(name)[0] is not KeyClass.PLAIN
+        ):
+            return name_key, name, value_key
+    return None
 
 
 def _credential_quantity(key: str, value: Any) -> bool:

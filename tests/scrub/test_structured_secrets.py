@@ -1,0 +1,176 @@
+"""A sixth fresh-context attack (2026-12-03, session 13): secrets in name/value objects and in
+command lines given as lists, one-time codes in more forms, and digit groups joined by more
+separators. Fresh Faker values every run; the seed is in every assertion message."""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+from typing import Any
+
+import pytest
+from faker import Faker
+
+from tracelake.scrub import Scrubber
+
+
+@pytest.fixture()
+def seed() -> int:
+    return random.SystemRandom().randrange(1, 2**31)
+
+
+def _step(args: Any = None, output: Any = None) -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "step.completed", "plan_id": "p", "step_id": "s", "tool": "t"}
+    if args is not None:
+        event["args_resolved"] = args
+    if output is not None:
+        event["output_preview"] = output
+    return event
+
+
+def _dump(scrubber: Scrubber, event: dict[str, Any]) -> str:
+    out = scrubber.scrub_event("graph_tool_call", event["type"], event).payload
+    return json.dumps(out, ensure_ascii=False) + json.dumps(out)
+
+
+# (name key, value key) of the name/value objects of HAR, Kubernetes, Postman, CloudFormation
+PAIR_SHAPES = [
+    ("name", "value"),
+    ("Name", "Value"),
+    ("key", "value"),
+    ("ParameterKey", "ParameterValue"),
+    ("OptionName", "OptionValue"),
+]
+SECRET_NAMES = [
+    "DB_PASSWORD",
+    "Authorization",
+    "Cookie",
+    "X-Api-Key",
+    "otp",
+    "client_secret",
+    "AWS_SECRET_ACCESS_KEY",
+    "session_token",
+]
+
+
+def test_name_value_objects_are_judged_by_their_name(scrubber: Scrubber, seed: int) -> None:
+    rng = random.Random(seed)
+    fake = Faker(["en_US", "ko_KR", "de_DE"])
+    fake.seed_instance(seed)
+    for _ in range(40):
+        name_key, value_key = rng.choice(PAIR_SHAPES)
+        secret = rng.choice(
+            [fake.password(length=12), secrets.token_urlsafe(12), fake.numerify("######")]
+        )
+        pair = {name_key: rng.choice(SECRET_NAMES), value_key: secret}
+        person = {name_key: "customer_name", value_key: fake.name()}
+        plain = {name_key: "LOG_LEVEL", value_key: "debug"}
+        env = [plain, pair, person]
+        for event in (_step(args={"env": env}), _step(output={"headers": env})):
+            dump = _dump(scrubber, event)
+            assert secret not in dump, (seed, pair, dump)
+            assert person[value_key] not in dump, (seed, person, dump)
+            assert '"debug"' in dump and pair[name_key] in dump, (seed, dump)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["psql", "--password", "{p}"],
+        ["mysql", "-u", "root", "-p{p}"],
+        ["redis-cli", "-a", "{p}"],
+        ["sshpass", "-p", "{p}", "ssh", "host"],
+        ["app", "--api-token={p}"],
+        ["curl", "-u", "admin:{p}", "https://example.com"],
+    ],
+)
+def test_command_lines_given_as_lists(scrubber: Scrubber, seed: int, argv: list[str]) -> None:
+    fake = Faker()
+    fake.seed_instance(seed)
+    for _ in range(5):
+        password = fake.password(length=14)
+        items = [a.format(p=password) for a in argv]
+        for event in (_step(args={"argv": items}), _step(output={"cmd": items})):
+            dump = _dump(scrubber, event)
+            assert password not in dump, (seed, items, dump)
+            assert json.dumps(items[0]) in dump  # the program's name stays
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["ssh", "-p", "2222", "host"], ["ls", "-la", "/tmp"], ["docker", "run", "-p", "8080:80"]],
+)
+def test_command_lines_without_a_password_stay(scrubber: Scrubber, argv: list[str]) -> None:
+    out = scrubber.scrub_event("graph_tool_call", "step.completed", _step(args={"argv": argv}))
+    assert out.payload["args_resolved"]["argv"] == argv
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "{v} is your verification code",
+        "G-{v} is your Google verification code.",
+        "Use {v} to verify your account",
+        "Your code is {v}",
+        "Code: {v}",
+        "Votre code : {v}",
+        "Tu código es {v}",
+        "Seu código é {v}",
+        "Ihr Code lautet {v}",
+        "Bestätigungscode: {v}",
+        "Twój kod to {v}",
+        "Doğrulama kodunuz {v}",
+        "인증번호 [{v}]를 입력해주세요",
+        "인증번호({v})",
+        "확인코드 {v}",
+    ],
+)
+def test_one_time_codes_in_more_forms(scrubber: Scrubber, seed: int, form: str) -> None:
+    fake = Faker()
+    fake.seed_instance(seed)
+    for _ in range(4):
+        value = fake.numerify("#" * fake.random_int(4, 8))
+        text = form.format(v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "error code 10061",
+        "status code: 5003",
+        "exit code 1234",
+        "ERROR 1062 (23000): Duplicate entry",
+        "the code is in src/app.py line 1234",
+        "1000+2000+3000",
+        "issue #123 and #456",
+    ],
+)
+def test_codes_that_are_no_secret_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text
+
+
+SEPARATORS = ["#", "\\", "\u2022", "\uff5e", "\u301c", "\u3161", "\u2043", "\ufe63", "\u2024"]
+
+
+def test_digit_groups_joined_by_more_separators(scrubber: Scrubber, seed: int) -> None:
+    rng = random.Random(seed)
+    fake = Faker()
+    fake.seed_instance(seed)
+    for _ in range(40):
+        sep = rng.choice(SEPARATORS)
+        groups = rng.choice(
+            [
+                ["010", fake.numerify("####"), fake.numerify("####")],
+                [fake.numerify("####") for _ in range(4)],
+                [fake.numerify("###"), fake.numerify("###"), fake.numerify("####")],
+            ]
+        )
+        value = sep.join(groups)
+        text = rng.choice(["연락처 {v} 입니다", "card {v}", "call {v} today", "{v}"]).format(
+            v=value
+        )
+        out = scrubber.scrub_text(text)
+        assert groups[-2] + sep + groups[-1] not in out, (seed, text, out)
