@@ -174,3 +174,106 @@ def test_digit_groups_joined_by_more_separators(scrubber: Scrubber, seed: int) -
         )
         out = scrubber.scrub_text(text)
         assert groups[-2] + sep + groups[-1] not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "form",
+    ["주문자 {l} {f}", "수령인: {f} {l}", "Dear {l} {f},", "고객 {l} {f} 님", "name: {l} {f}"],
+)
+def test_hangul_names_written_apart_after_a_label(scrubber: Scrubber, seed: int, form: str) -> None:
+    from tracelake.scrub import hangul
+    from tracelake.scrub.vocab import KO_SURNAMES_1
+
+    fake = Faker("ko_KR")
+    fake.seed_instance(seed)
+    words = hangul.words_lexicon()
+    tried = 0
+    while tried < 10:
+        last, first = fake.last_name(), fake.first_name()
+        if last not in KO_SURNAMES_1 or len(first) != 2 or first in words:
+            continue  # one-syllable surnames, two-syllable given names the lexicon lacks
+        tried += 1
+        text = form.format(l=last, f=first)
+        out = scrubber.scrub_text(text)
+        assert first not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "https://app.example.com/reset-password/{t}",
+        "GET /magic/{t} 200",
+        "https://maker.ifttt.com/trigger/x/with/key/{t}",
+        "open https://example.com/invite/{t}?utm=mail now",
+        "/unsubscribe/{t}",
+    ],
+)
+def test_capability_tokens_in_url_paths(scrubber: Scrubber, seed: int, form: str) -> None:
+    rng = random.Random(seed)
+    for _ in range(10):
+        token = rng.choice([secrets.token_urlsafe(rng.randint(9, 17)), secrets.token_hex(8)])
+        if not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)):
+            continue
+        text = form.format(t=token)
+        out = scrubber.scrub_text(text)
+        assert token not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text", ["/api/v1/keys/list", "/share/quarterly-report", "/verify/email", "/tokens/refresh"]
+)
+def test_url_paths_without_a_token_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text
+
+
+def test_a_url_encoded_in_a_url_query(scrubber: Scrubber, seed: int) -> None:
+    """?next=%2Faccount%3Femail%3D<e-mail>, encoded once, twice; a phone after %3D."""
+    from urllib.parse import quote
+
+    fake = Faker(["en_US", "ko_KR", "de_DE"])
+    fake.seed_instance(seed)
+    for _ in range(20):
+        email, phone = fake.email(), fake.numerify("010-####-####")
+        inner = f"/account?email={email}&to={phone}"
+        once = quote(inner, safe="")
+        for encoded in (once, quote(once, safe="")):
+            text = f"redirect to https://app.example.com/login?next={encoded} failed"
+            out = scrubber.scrub_text(text)
+            assert email not in out and phone not in out, (seed, text, out)
+            assert quote(email, safe="") not in out and phone[4:] not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "<user><password>{p}</password><customerName>{n}</customerName></user>",
+        '<ns:sessionToken id="1">{p}</ns:sessionToken><ns:holderName>{n}</ns:holderName>',
+        "{{&quot;password&quot;: &quot;{p}&quot;, &quot;customer_name&quot;: &quot;{n}&quot;}}",
+        '{{\\"password\\": \\"{p}\\", \\"customer_name\\": \\"{n}\\"}}',
+        "password='{p}' name='{n}'",
+        "{{'api_key': '{p}', 'name': '{n}'}}",
+    ],
+)
+def test_key_rules_in_xml_escaped_json_and_quoted_pairs(
+    scrubber: Scrubber, seed: int, form: str
+) -> None:
+    fake = Faker(["en_US", "de_DE", "es_ES"])
+    fake.seed_instance(seed)
+    for _ in range(5):
+        password = fake.password(length=12, special_chars=False)
+        name = f"{fake.first_name()} {fake.last_name()}".lower()
+        text = form.format(p=password, n=name)
+        out = scrubber.scrub_text(text)
+        assert password not in out and name not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<status>ok</status><name>lookup_customer</name>",
+        "<token_ttl_s>3600</token_ttl_s>",
+        "'name': 'getOrderDetail'",
+    ],
+)
+def test_xml_and_quoted_pairs_that_hold_nothing_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text

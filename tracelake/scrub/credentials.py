@@ -144,6 +144,56 @@ OTP_HINT = re.compile(
 )
 
 
+# A capability token in a URL path after the word that says what it opens (a sixth attack:
+# /reset-password/0rRj1k0ARjPNDSV0, /magic/d79b43e8929ed067, /key/dK3jd9Xk2mP9qRtY7uV3wZ;
+# the long-token rule starts at 24 characters, secrets.token_urlsafe(16) is 22)
+PATH_SECRET = re.compile(
+    r"/(?i:(?:reset|forgot|change)[-_]?password|password[-_]?reset|reset|magic(?:[-_]?links?)?|"
+    r"verify|verification|confirm(?:ation)?|invites?|invitations?|activate|activation|"
+    r"unsubscribe|tokens?|keys?|share|shared|secrets?|access|one[-_]?time|otp|sso|login[-_]?link)"
+    r"/([A-Za-z0-9_\-]{12,128})(?![A-Za-z0-9_\-])"
+)
+_LETTER_AND_DIGIT = re.compile(r"(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])")
+
+
+# An XML element whose name the key rules know (<password>x</password>, <customerName>...)
+XML_ELEMENT = re.compile(r"<([A-Za-z][\w.:-]{0,63})(?:\s[^<>]{0,256})?>([^<]{1,512})</\1\s*>")
+
+
+def xml_element_spans(text: str, out: list[Span]) -> None:
+    """The text of XML elements judged by their names' key rules, as a dict's values are."""
+    for match in XML_ELEMENT.finditer(text):
+        entity = _written_value_entity(match.group(1).rpartition(":")[2], match.group(2), True)
+        if entity is not None:
+            out.append((match.start(2), match.end(2), entity))
+
+
+def _written_value_entity(key: str, value: str, delimited: bool) -> str | None:
+    """The marker for *value* written under *key* in text (None: kept): a credential's unless
+    it is a quantity of it (token_ttl_s=3600); person data and pseudonymised keys only for a
+    value whose end is known (*delimited*: quoted, an element's text), not a marker, path or
+    URL, and not a tool's name under ``name``."""
+    kclass, entity = classify(key)
+    if kclass is KeyClass.CREDENTIAL:
+        return None if _NUMBER.fullmatch(value) and credential_quantity(key) else "CREDENTIAL"
+    if (
+        delimited
+        and (kclass is KeyClass.PERSON or kclass is KeyClass.PSEUDONYM)
+        and value.lower() not in _NO_VALUE
+        and not value.startswith(("/", "[", "http", "psn_"))  # a marker, a pseudonym
+        and not (normalize(key) == "name" and is_identifier_name(value))
+    ):
+        return entity
+    return None
+
+
+def path_secret_spans(text: str, out: list[Span]) -> None:
+    """The token of :data:`PATH_SECRET` (letters and digits both: a word is no token)."""
+    for match in PATH_SECRET.finditer(text):
+        if _LETTER_AND_DIGIT.match(match.group(1)):
+            out.append((match.start(1), match.end(1), "SECRET"))
+
+
 def otp_spans(text: str, out: list[Span]) -> None:
     """One-time codes after or before their word (:data:`_OTP_AFTER`, :data:`_OTP_BEFORE`)."""
     for pattern in (_OTP_AFTER, _OTP_BEFORE):
@@ -170,6 +220,10 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         secret_word_spans(text, out)
     if _OTP_LOW in found and _DIGITS4.search(text):
         otp_spans(text, out)
+    if "/" in text:
+        path_secret_spans(text, out)
+        if "</" in text:
+            xml_element_spans(text, out)
     if "=" in text:
         _query_param_spans(text, out)
     if "=" in text or ":" in text:
@@ -302,14 +356,13 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
 
 
 def _quoted_credential_spans(text: str, out: list[Span]) -> None:
-    """The values of credential keys that KEY_VALUE does not read (see _CREDENTIAL_PAIR)."""
+    """The values of credential keys that KEY_VALUE does not read (see _CREDENTIAL_PAIR), and
+    quoted values of person-data keys (name='jennifer gonzalez', "customer_name": "…")."""
     for match in _CREDENTIAL_PAIR.finditer(text):
         group = 3 if match.group(3) is not None else 4
-        value = match.group(group)
-        if classify(match.group(1))[0] is KeyClass.CREDENTIAL and not (
-            _NUMBER.fullmatch(value) and credential_quantity(match.group(1))
-        ):
-            out.append((match.start(group), match.end(group), "CREDENTIAL"))
+        entity = _written_value_entity(match.group(1), match.group(group), group == 3)
+        if entity is not None:
+            out.append((match.start(group), match.end(group), entity))
 
 
 _LOGIN_HINT = hints.hint("login", re.compile(r"creds|credentials|login|log in|sign in|account"))

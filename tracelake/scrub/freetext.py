@@ -121,6 +121,9 @@ _TRIGGERS_PATTERN = "|".join(
         credentials.PASSPORT_HINT.pattern,
         credentials.SECRET_WORDS,
         credentials.OTP_HINT.pattern,
+        credentials.PATH_SECRET.pattern,
+        r"</[A-Za-z]",  # an XML element (credentials.XML_ELEMENT: a backreference, no hint)
+        r"[A-Za-z][\"'][ \t]*[=:]",  # a quoted key ('name': '…'; _CREDENTIAL_PAIR: idem)
     )
 )
 

@@ -236,21 +236,35 @@ _SPACED_HONORIFIC = re.compile(
 
 def _spaced_name(text: str, runs: list[re.Match[str]], i: int) -> tuple[int, int] | None:
     """A name written apart from its honorific or surname: 지우 고객님 (a given name alone),
-    송 민준 고객님 (surname, space, given name)."""
+    송 민준 고객님 (surname, space, given name), and after a person label or among non-Hangul
+    words also without an honorific (주문자 김 정호, 수령인: 정호 김, Dear 김 정호,)."""
     match = runs[i]
     run = match.group(0)
     words = _lexicon()[0]
-    if len(run) == 1 and run in KO_SURNAMES_1 and i + 1 < len(runs):
-        nxt = runs[i + 1]
+    nxt = runs[i + 1] if i + 1 < len(runs) else None
+    apart = nxt is not None and text[match.end() : nxt.start()] == " "
+    if len(run) == 1 and run in KO_SURNAMES_1 and nxt is not None:
         given = nxt.group(0)
         if (
-            text[match.end() : nxt.start()] == " "
+            apart
             and 1 <= len(given) <= 2
             and given not in words
-            and _SPACED_HONORIFIC.match(text, nxt.end())
+            and (
+                _SPACED_HONORIFIC.match(text, nxt.end())
+                or (_two_syllable_given(given) and _labelled(text, runs, i, i + 1))
+            )
         ):
             return (match.start(), nxt.end())
         return None
+    if (  # given name, space, surname: 정호 김 after a label
+        nxt is not None
+        and apart
+        and _two_syllable_given(run)
+        and nxt.group(0) in KO_SURNAMES_1
+        and run not in words
+        and _labelled(text, runs, i, i + 1)
+    ):
+        return (match.start(), nxt.end())
     if (
         2 <= len(run) <= 3
         and run not in _MODIFIERS
@@ -259,6 +273,23 @@ def _spaced_name(text: str, runs: list[re.Match[str]], i: int) -> tuple[int, int
     ):
         return (match.start(), match.end())
     return None
+
+
+def _two_syllable_given(word: str) -> bool:
+    """Two syllables that read as a given name (지은, 하은) or are no word + particle (정호;
+    not 상품은: "이 상품은" is "this product")."""
+    return len(word) == 2 and (word[1] not in _NAME_PARTICLES or _given_like(word, _lexicon()[1]))
+
+
+def _labelled(text: str, runs: list[re.Match[str]], first: int, last: int) -> bool:
+    """Runs *first*..*last* follow a person label, or stand among non-Hangul words (no
+    Hangul in the two words before them nor in the two after)."""
+    start, end = runs[first].start(), runs[last].end()
+    if _PERSON_LABEL.search(text[max(0, start - 12) : start]):
+        return True
+    before = text[:start].split()[-2:]
+    after = text[end:].split()[:2]
+    return not any(_HAS_HANGUL.search(w) for w in (*before, *after))
 
 
 _PLACE_UNIT = re.compile(r"[가-힣]{1,8}(?:특별시|광역시|시|도|구|군|읍|면|동)$")

@@ -54,8 +54,12 @@ _NAMED = {
     "nbsp": " ",
     "amp": "&",
     "lowbar": "_",
+    "quot": '"',  # HTML-escaped JSON: &quot;password&quot;: &quot;...&quot;
+    "apos": "'",
 }
-_NAMED_REF = re.compile(r"&(commat|period|plus|hyphen|dash|num|lpar|rpar|colon|nbsp|amp|lowbar);")
+_NAMED_REF = re.compile(
+    r"&(commat|period|plus|hyphen|dash|num|lpar|rpar|colon|nbsp|amp|lowbar|quot|apos);"
+)
 
 
 def _named_char(match: re.Match[str]) -> str:
@@ -67,6 +71,16 @@ _PERCENT = re.compile(
     r"%25(?=[0-9A-Fa-f]{2})|%2[Bb](?=\d)|(?<=\d)%20(?=[\d+(])|(?<=\d)%2[Dd](?=\d)|(?<=[0-9A-Fa-f])%3[Aa](?=[0-9A-Fa-f%])"
 )
 _PERCENT_CHAR = {"25": "%", "2b": "+", "20": " ", "2d": "-", "3a": ":"}
+
+
+# Percent-encoded ASCII punctuation: a URL inside a URL's query (?next=%2Faccount%3Femail%3D
+# kim%40example.com, state=%7B%22password%22%3A...) is read as the URL it is, so its own
+# parameters meet the key rules (a sixth attack: 98 of 100 e-mails, 95 of 200 phones leaked)
+_PERCENT_ASCII = re.compile(r"%(2[0-9A-Fa-f]|3[A-Fa-f]|40|5[B-Fb-f]|60|7[B-Eb-e])")
+
+
+def _ascii_char(match: re.Match[str]) -> str:
+    return chr(int(match.group(1), 16))
 
 
 # Percent-encoded UTF-8 letters (a Hangul name in a search URL: %EA%B9%80%EB%AF%BC%EC%88%98)
@@ -99,8 +113,16 @@ def visible(text: str) -> str:
         text = _NAMED_REF.sub(_named_char, text)
     if "\\u" in text:
         text = _JSON_ESCAPE.sub(_json_char, text)
+    if '\\"' in text:  # JSON quoted twice: {\"password\": \"...\"} is read as JSON
+        text = text.replace('\\"', '"')
     if "%" in text:
-        text = _PERCENT.sub(_percent_char, text)
+        for _ in range(3):  # %252540: encoded twice or three times (a redirect in a redirect)
+            before = text
+            text = _PERCENT.sub(_percent_char, text)
+            if _PERCENT_ASCII.search(text):
+                text = _PERCENT_ASCII.sub(_ascii_char, text)
+            if text == before or "%" not in text:
+                break
         if _PERCENT_UTF8.search(text):
             text = _PERCENT_UTF8.sub(_utf8_chars, text)
     if text.isascii():
