@@ -277,3 +277,68 @@ def test_key_rules_in_xml_escaped_json_and_quoted_pairs(
 )
 def test_xml_and_quoted_pairs_that_hold_nothing_stay(scrubber: Scrubber, text: str) -> None:
     assert scrubber.scrub_text(text) == text
+
+
+@pytest.mark.parametrize("locale", ["en_GB", "nl_NL", "it_IT"])
+def test_bank_accounts_that_start_with_letters_after_an_account_word(
+    scrubber: Scrubber, seed: int, locale: str
+) -> None:
+    fake = Faker(locale)
+    fake.seed_instance(seed)
+    forms = (
+        "account {v}",
+        "계좌 {v} 로 환불",
+        "refund to account no. {v} today",
+        "bank account: {v}",
+    )
+    for i in range(12):
+        value = fake.bban()
+        text = forms[i % len(forms)].format(v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "form",
+    ["smsTo{v}", "VM{v}", "toPhone{v}.log", "SMS-{v}x123", "IMG_{v}.jpg"],
+)
+def test_phone_shapes_glued_to_letters(scrubber: Scrubber, seed: int, form: str) -> None:
+    fake = Faker()
+    fake.seed_instance(seed)
+    shapes = ("010-####-####", "###-###-####", "0%.##.##.##.##", "07### ######")
+    for i in range(12):
+        value = fake.numerify(shapes[i % len(shapes)])
+        text = form.format(v=value)
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "request req_011CPzq8Qhz9ZvyjvrXhY7Lk failed",
+        "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "tool call toolu_01A09q90qw90lq917835lq9 returned",
+        "chatcmpl-AbC123dEf456GhI789jKl012",
+        "charge ch_3MmlLrLkdIwHu7ix0snN0B15 succeeded",
+        "GET /login HTTP/1.1",
+    ],
+)
+def test_api_object_ids_and_request_lines_stay(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text
+
+
+def test_provider_secret_keys_are_still_found(scrubber: Scrubber) -> None:
+    for prefix in ("sk_live_", "sk-proj-", "whsec_", "rk_live_"):
+        key = prefix + secrets.token_urlsafe(24).replace("-", "a").replace("_", "b")
+        assert key not in scrubber.scrub_text(f"using {key} now")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["token_quota", "token_threshold", "token_cache_misses", "token_bucket_capacity",
+     "api_key_rotations", "password_strength"],
+)  # fmt: skip
+def test_quantities_under_credential_words_stay(scrubber: Scrubber, key: str) -> None:
+    out = scrubber.scrub_event("graph_tool_call", "step.completed", _step(args={key: 1500}))
+    assert out.payload["args_resolved"][key] == 1500

@@ -285,7 +285,7 @@ _CLI_HINT = re.compile(r"(?i:mysql|mariadb|mysqldump|mysqladmin)|(?<!\S)-u\S")
 # "creds admin:B7ER2N$u#5", "login with admin / commodi8937#": the part after the user
 LOGIN_PAIR = re.compile(
     r"(?i:\b(?:creds|credentials|login(?: with)?|log in with|sign in with|account)\s*:?\s+)"
-    r"[^\s:/]{1,64}\s*[:/]\s*([^\s\"'<>]{3,128})"
+    r"(?!(?i:https?)/)[^\s:/]{1,64}\s*[:/]\s*([^\s\"'<>]{3,128})"  # not GET /login HTTP/1.1
 )
 
 
@@ -471,6 +471,13 @@ def outside_uuids(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[in
 
 
 _DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
+# The object ids of model and payment APIs (Anthropic, OpenAI, Stripe): what a runner logs
+# about a call, never a credential (those start sk-, sk_, rk_, whsec_, ...)
+_PROVIDER_OBJECT_ID = re.compile(
+    r"(?:msg|toolu|srvtoolu|req|msgbatch|chatcmpl|call|run|thread|asst|step|resp|batch|file|"
+    r"ch|pi|pm|evt|cus|in|sub|price|prod|re|seti|src|txn|py|po|ii|cs_test|cs_live)"
+    r"[-_][A-Za-z0-9]{8,64}"
+)
 
 
 def mixed_enough(text: str) -> bool:
@@ -485,6 +492,8 @@ def mixed_enough(text: str) -> bool:
         return any(len(part) >= 24 and mixed_enough(part) for part in text.split("/"))
     if _PSEUDONYM.fullmatch(text):
         return False  # our own keyed pseudonym (a quarantined line judged pair by pair)
+    if _PROVIDER_OBJECT_ID.fullmatch(text):
+        return False  # an API's object id (msg_01…, chatcmpl-…, ch_…): no key (sk_, whsec_)
     if _UUID.fullmatch(text):
         return False  # a request, trace or object id (a secret after a secret word is found
         # by the free-text pass: "token: <uuid>")

@@ -137,11 +137,18 @@ _SHAPED = re.compile(
 # digits (ORD-20260725-0001, ORD-0101234567, corr-1443142093-146-859096), but ids are not
 # written 0NN-NNNN-NNNN, nor as an 11-digit Korean mobile number; 3-3-4 only after a code
 # that names an id (ORD-123-456-7890, see _names_an_id)
+_EXTENSION = r"(?:x\d{1,6})?"
 _CODE_GLUED_PHONE = re.compile(
-    r"(?<=[A-Za-z0-9][-_.])0\d{1,2}[-.]\d{3,4}[-.]\d{4}(?![\dA-Za-z])"
+    # 0NN-NNNN-NNNN, a French 0N.NN.NN.NN.NN, a spaced UK 0NNNN NNNNNN, after a code and a
+    # separator or right after a letter (smsTo010-7421-5648)
+    r"(?:(?<=[A-Za-z0-9][-_.])|(?<=[A-Za-z]))"
+    rf"(?:0\d{{1,2}}[-.]\d{{3,4}}[-.]\d{{4}}|0[1-9](?:\.\d{{2}}){{4}}|0\d{{4}} \d{{6}}){_EXTENSION}"
+    r"(?![\dA-Za-z])"
     r"|(?:(?<=[A-Za-z])|(?<=[A-Za-z][-_.]))010\d{8}(?!\d)"
-    r"|(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9]*)[-_.]"
-    r"(\(\d{3}\)[-.]?\d{3}[-.]\d{4}|\d{3}[-.]\d{3}[-.]\d{4})(?![\dA-Za-z])"
+    # 3-3-4 after a code and a separator (SMS-415-555-0123x12) or glued to letters (VM415-…)
+    r"|(?<![A-Za-z0-9])(?:([A-Za-z][A-Za-z0-9]*)[-_.]|([A-Za-z]+))"
+    rf"(\(\d{{3}}\)[-.]?\d{{3}}[-.]\d{{4}}{_EXTENSION}|\d{{3}}[-.]\d{{3}}[-.]\d{{4}}{_EXTENSION})"
+    r"(?![\dA-Za-z])"
 )
 # all three, in the automaton (GLUED_PHONE's case-insensitive labels cost ~14 us on a long
 # text)
@@ -227,10 +234,11 @@ def _glued_phone_spans(text: str, out: list[Span]) -> None:
         entity = "PHONE_NUMBER" if match.group(0).startswith("01") else "CREDIT_CARD"
         out.append((match.start(), match.end(), entity))
     for match in _CODE_GLUED_PHONE.finditer(text):
-        if match.group(1) is None:
+        code = match.group(1) or match.group(2)
+        if code is None:
             out.append((match.start(), match.end(), "PHONE_NUMBER"))
-        elif not _names_an_id(match.group(1)):
-            out.append((match.start(2), match.end(2), "PHONE_NUMBER"))
+        elif not _names_an_id(code):
+            out.append((match.start(3), match.end(3), "PHONE_NUMBER"))
 
 
 def _recent_date_first(run: str, digits: str) -> bool:
@@ -284,6 +292,21 @@ def _glued_run_spans(text: str, out: list[Span]) -> None:
         out.append((start, match.end(2), _digit_entity(digits, digits, before)))
 
 
+# A bank account number that starts with letters (a UK, Dutch or Italian BBAN: a bank code,
+# then digits) right after an account word; the digit rules keep runs glued to letters
+_LETTERED_ACCOUNT = re.compile(
+    r"(?i:account|acct|a/c|iban|bban|계좌|은행|bank)[^A-Za-z0-9\n]{0,12}"
+    r"(?:(?i:no|number|num|nr|번호)\.?[^A-Za-z0-9\n]{0,4})?"
+    r"([A-Z]{1,4}\d[\dA-Z]{9,30})(?![A-Za-z0-9])"
+)
+
+
+def _lettered_account_spans(text: str, out: list[Span]) -> None:
+    for match in _LETTERED_ACCOUNT.finditer(text):
+        if len(_NON_DIGIT.sub("", match.group(1))) >= 8:
+            out.append((match.start(1), match.end(1), "BANK_ACCOUNT"))
+
+
 def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     """Append the spans of the digit runs in *text* that are not known-safe ids (*found*: the
     hints of its lower-cased text, :func:`tracelake.scrub.hints.scan`)."""
@@ -296,6 +319,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     for match in _DIGIT_RUN.finditer(text):
         _judge_run(text, match, out)
     _glued_run_spans(text, out)
+    _lettered_account_spans(text, out)
 
 
 def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:

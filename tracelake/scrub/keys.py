@@ -217,7 +217,9 @@ QUANTITY = re.compile(
     r"retries|attempts|bytes|version|ver$|interval|window|remaining|used|total|rate|ttls$|"
     r"amount|amt$|price|cost|fee|qty|quantity|duration|elapsed|latency|offset|page|score|"
     r"weight|height|width|percent|ratio|step|index|idx$|level|priority|epoch|timestamp|ts$|"
-    r"time|date|at$|since|until|expires|exp$|iat$|nbf$|deadline|created|updated|modified"
+    r"time|date|at$|since|until|expires|exp$|iat$|nbf$|deadline|created|updated|modified|"
+    # token_quota, token_bucket_capacity, api_key_rotations, password_strength (a sixth attack)
+    r"quota|threshold|misses|hits|capacity|rotations?|strength|usage|burst|refill"
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]{0,127}")
 # The keys of _SAFE that name an identifier (the others name a label: type, status, reason).
