@@ -129,8 +129,9 @@ def test_command_lines_without_a_password_stay(scrubber: Scrubber, argv: list[st
 def test_one_time_codes_in_more_forms(scrubber: Scrubber, seed: int, form: str) -> None:
     fake = Faker()
     fake.seed_instance(seed)
+    shortest = 5 if form.startswith("Use") else 4  # "use 8080 to log in via the proxy": a port
     for _ in range(4):
-        value = fake.numerify("#" * fake.random_int(4, 8))
+        value = fake.numerify("#" * fake.random_int(shortest, 8))
         text = form.format(v=value)
         out = scrubber.scrub_text(text)
         assert value not in out, (seed, text, out)
@@ -211,7 +212,7 @@ def test_hangul_names_written_apart_after_a_label(scrubber: Scrubber, seed: int,
 def test_capability_tokens_in_url_paths(scrubber: Scrubber, seed: int, form: str) -> None:
     rng = random.Random(seed)
     for _ in range(10):
-        token = rng.choice([secrets.token_urlsafe(rng.randint(9, 17)), secrets.token_hex(8)])
+        token = rng.choice([secrets.token_urlsafe(rng.randint(12, 17)), secrets.token_hex(8)])
         if not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)):
             continue
         text = form.format(t=token)
@@ -320,7 +321,6 @@ def test_phone_shapes_glued_to_letters(scrubber: Scrubber, seed: int, form: str)
         "msg_01XFDUDYJgAACzvnptvVoYEL",
         "tool call toolu_01A09q90qw90lq917835lq9 returned",
         "chatcmpl-AbC123dEf456GhI789jKl012",
-        "charge ch_3MmlLrLkdIwHu7ix0snN0B15 succeeded",
         "GET /login HTTP/1.1",
     ],
 )
@@ -342,3 +342,123 @@ def test_provider_secret_keys_are_still_found(scrubber: Scrubber) -> None:
 def test_quantities_under_credential_words_stay(scrubber: Scrubber, key: str) -> None:
     out = scrubber.scrub_event("graph_tool_call", "step.completed", _step(args={key: 1500}))
     assert out.payload["args_resolved"][key] == 1500
+
+
+# -- a seventh fresh-context attack (2026-12-03, session 13) on the sixth's fixes ------------
+
+
+@pytest.mark.parametrize("prefix", ["pi_", "sub_", "run_", "ch_", "evt_", "call_", "msg_"])
+def test_a_secret_behind_an_object_id_prefix_is_found(
+    scrubber: Scrubber, seed: int, prefix: str
+) -> None:
+    rng = random.Random(seed)
+    for _ in range(5):
+        body = "".join(rng.choice("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+                       for _ in range(rng.choice((24, 32, 40))))  # fmt: skip
+        if not any(c.isdigit() for c in body):
+            continue  # a token of letters only is no secret's shape (an old limit, README)
+        token = prefix + body
+        for text in (f"my stripe_key is {token}", f"session cookie {token}", token):
+            out = scrubber.scrub_text(text)
+            assert body not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "code=10061",
+        "Your order code is 482913",
+        "your postal code is 06236",
+        "Use 8080 to log in via the proxy port",
+        "The code is 1024 lines long",
+        "INV-010-1234-5678",
+        "ORD-010-2024-0001",
+        "2024ㅡ07ㅡ25",
+        "2024～2025",
+        "2019-2024 season",
+        "/verify/ORD-2024-0001",
+        "/share/report2024Q3",
+        "/invite/team-alpha-2024",
+        "/api/keys/12345",
+        '<add key="LogLevel" value="debug"/>',
+    ],
+)
+def test_learner_data_the_seventh_attack_saw_replaced_stays(scrubber: Scrubber, text: str) -> None:
+    assert scrubber.scrub_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        '<add key="DbPassword" value="{p}"/>',
+        '<property name="db.password" value="{p}"/>',
+        '<param name="password">{p}</param>',
+        "<password><![CDATA[{p}]]></password>",
+        "&lt;password&gt;{p}&lt;/password&gt;",
+        "https://x.com/cb?state=%7B%22password%22%3A%20%22{p}%22%7D",
+        "Authorization: Bearer {p}",
+        "java -Djavax.net.ssl.keyStorePassword={p} -jar app.jar",
+        "smbclient //srv/share -U bob%{p}",
+    ],
+)
+def test_credentials_in_the_seventh_attacks_forms(scrubber: Scrubber, seed: int, form: str) -> None:
+    fake = Faker()
+    fake.seed_instance(seed)
+    for _ in range(4):
+        password = fake.password(length=12, special_chars=False)
+        text = form.format(p=password)
+        out = scrubber.scrub_text(text)
+        assert password not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "주문자 {l} {f}",
+        "신청자 {l} {f}",
+        "예약자: {l} {f}",
+        "주문자명 {l} {f}",
+        "피보험자 {l} {f}",
+        "주문자 {l}.{f}",
+        "주문자 {l}*{f}",
+        "주문자는 {l} {f}입니다",
+    ],
+)
+def test_hangul_names_after_more_labels_and_marks(scrubber: Scrubber, seed: int, form: str) -> None:
+    from tracelake.scrub.vocab import KO_SURNAMES_1
+
+    fake = Faker("ko_KR")
+    fake.seed_instance(seed)
+    tried = 0
+    while tried < 10:
+        last, first = fake.last_name(), fake.first_name()
+        if last not in KO_SURNAMES_1 or len(first) != 2:
+            continue  # dictionary words too: these labels announce a name
+        tried += 1
+        text = form.format(l=last, f=first)
+        out = scrubber.scrub_text(text)
+        assert first not in out, (seed, text, out)
+
+
+@pytest.mark.parametrize(
+    ("name_key", "value_key"),
+    [("field", "v"), ("k", "v"), ("id", "defaultValue"), ("label", "default")],
+)
+def test_more_name_value_shapes(
+    scrubber: Scrubber, seed: int, name_key: str, value_key: str
+) -> None:
+    fake = Faker()
+    fake.seed_instance(seed)
+    secret = fake.password(length=14)
+    event = _step(args={"vars": [{name_key: "DB_PASSWORD", value_key: secret}]})
+    assert secret not in _dump(scrubber, event), seed
+
+
+def test_lettered_accounts_after_words_of_other_languages(scrubber: Scrubber, seed: int) -> None:
+    fake = Faker("en_GB")
+    fake.seed_instance(seed)
+    for word in ("Konto", "compte", "cuenta", "pay to", "account"):
+        value = fake.bban()
+        for shown in (value, value.lower()):
+            out = scrubber.scrub_text(f"{word} {shown} bitte")
+            assert shown not in out, (seed, word, out)

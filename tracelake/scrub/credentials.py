@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 from tracelake.scrub import hints
@@ -48,7 +49,7 @@ KEY_VALUE = re.compile(
 # DB_PASSWORD=d0Z2!z&kq+9S#F).
 _CREDENTIAL_PAIR = re.compile(
     r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[\"']?[ \t]*[=:][ \t]*"
-    r"(?:([\"'])([^\n]{1,200}?)\2|([^\s\"';][^\s;]{0,199}))"
+    r"(?:([\"'])([^\n]{1,200}?)\2|(?!//)([^\s\"';][^\s;]{0,199}))"  # not a URL's https:
 )
 
 
@@ -121,22 +122,31 @@ _OTP_WORDS = (
     r"인증\s?번호|인증\s?코드|확인\s?코드|확인\s?번호|보안\s?코드|認証コード|確認コード|認証番号|"
     r"验证码|驗證碼|校验码"
 )
+# (not a postal, order, booking, error, ... code: those are data)
+_NOT_SECRET_CODE = (
+    r"(?!(?:postal|zip|post|order|booking|reservation|promo|discount|coupon|voucher|gift|"
+    r"referral|invite|product|item|area|country|dialing|error|status|exit|response|return|"
+    r"tracking|reference|source|program|color|colour|bar|qr|station|airport|currency)\b)"
+)
 _YOUR_CODE = (
     r"(?:your|the|tu|su|seu|sua|o seu|votre|ton|ihr|dein|il tuo|il suo|je|uw|tw[oó]j|twoj|"
-    r"của bạn|kodunuz)\s+(?:\w+\s+){0,2}?(?:code|c[oó]digo|codice|kod|m[aã])"
+    rf"của bạn|kodunuz)\s+(?:{_NOT_SECRET_CODE}\w+\s+){{0,2}}?(?:code|c[oó]digo|codice|kod|m[aã])"
     r"|^(?:code|c[oó]digo|codice|kod|kodunuz|m[aã])"
 )
+# a number with a unit after it is a quantity (the code is 1024 lines long)
+_NO_UNIT = r"(?!\d)(?!\s*(?i:lines?|bytes?|chars?|characters?|ms|seconds?|px|%|kb|mb|times))"
 _OTP_AFTER = re.compile(
     rf"(?i:(?:{_OTP_WORDS})(?:[는은이가]|\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：|=|-))?"
-    rf"|(?:{_YOUR_CODE})\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：|=))"
-    r"\s*[\[(（【「<]?\s*(?:[A-Z]-)?(\d{4,8})(?!\d)",
+    rf"|(?:{_YOUR_CODE})\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：))"
+    rf"\s*[\[(（【「<]?\s*(?:[A-Z]-)?(\d{{4,8}}){_NO_UNIT}",
     re.MULTILINE,
 )
 # "483378 is your verification code", "G-678698 is your Google code", "Use 461092 to verify"
+# (5+ digits before "to ...": "use 8080 to log in via the proxy" names a port)
 _OTP_BEFORE = re.compile(
-    r"(?<![\d-])(?:[A-Z]-)?(\d{4,8})\s+(?i:is your\b[^.\n]{0,40}?\b(?:code|pin|otp|passcode)\b"
-    r"|to (?:verify|log ?in|sign ?in|confirm|complete|reset|activate)\b"
+    r"(?<![\d-])(?:[A-Z]-)?(?:(\d{4,8})\s+(?i:is your\b[^.\n]{0,40}?\b(?:code|pin|otp|passcode)\b"
     r"|(?:est|es|é|è|ist) (?:votre|tu|seu|sua|il tuo|ihr)\b)"
+    r"|(\d{5,8})\s+(?i:to (?:verify|log ?in|sign ?in|confirm|complete|reset|activate)\b))"
 )
 OTP_HINT = re.compile(
     rf"(?i:{_OTP_WORDS}|code|c[oó]digo|codice|kod|m[aã]|is your|to (?:verify|log|sign|confirm|"
@@ -148,24 +158,75 @@ OTP_HINT = re.compile(
 # /reset-password/0rRj1k0ARjPNDSV0, /magic/d79b43e8929ed067, /key/dK3jd9Xk2mP9qRtY7uV3wZ;
 # the long-token rule starts at 24 characters, secrets.token_urlsafe(16) is 22)
 PATH_SECRET = re.compile(
-    r"/(?i:(?:reset|forgot|change)[-_]?password|password[-_]?reset|reset|magic(?:[-_]?links?)?|"
-    r"verify|verification|confirm(?:ation)?|invites?|invitations?|activate|activation|"
-    r"unsubscribe|tokens?|keys?|share|shared|secrets?|access|one[-_]?time|otp|sso|login[-_]?link)"
-    r"/([A-Za-z0-9_\-]{12,128})(?![A-Za-z0-9_\-])"
+    r"/(?i:(?:reset|forgot|change|set|new)[-_]?password|password[-_]?reset|reset|recover(?:y)?|"
+    r"magic(?:[-_]?links?)?|verify(?:[-_]?email)?|verification|confirm(?:ation)?|invites?|"
+    r"invitations?|activate|activation|unsubscribe|tokens?|keys?|share|shared|secrets?|access|"
+    r"one[-_]?time|otp|sso|login(?:[-_]?link)?|webhooks?)"
+    r"[/#]([A-Za-z0-9_\-]{4,128})(?![A-Za-z0-9_\-])"
 )
 _LETTER_AND_DIGIT = re.compile(r"(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])")
+_CODE_DIGITS = re.compile(r"\d{4,8}")
+_CODE_PATH_WORD = re.compile(r"(?i:verif|otp|confirm|reset|magic|login|activat|one[-_]?time)")
+
+
+_CHAR_CLASS = str.maketrans(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    "a" * 26 + "A" * 26 + "0" * 10,
+)
+
+
+def _random_short(token: str) -> bool:
+    """12-15 characters that switch between lower case, upper case and digits six times or
+    more (AoCn3FxQ58gl: nine), as random tokens do; words and ids switch less
+    (report2024Q3: three, key_01HZX9ABCD: four)."""
+    if not 12 <= len(token) <= 15:
+        return False
+    classes = token.translate(_CHAR_CLASS).replace("-", "").replace("_", "")
+    return sum(a != b for a, b in pairwise(classes)) >= 6
+
+
+def path_secret_spans(text: str, out: list[Span]) -> None:
+    """The token of :data:`PATH_SECRET`: 16+ characters with letters and digits both (a word
+    or an id such as ORD-2024-0001 is no token), or a 4-8 digit code (/verify/482913)."""
+    for match in PATH_SECRET.finditer(text):
+        token = match.group(1)
+        if (
+            (len(token) >= 16 and _LETTER_AND_DIGIT.match(token))
+            or _random_short(token)
+            or (_CODE_DIGITS.fullmatch(token) and _CODE_PATH_WORD.search(match.group(0)))
+        ):
+            out.append((match.start(1), match.end(1), "SECRET"))
 
 
 # An XML element whose name the key rules know (<password>x</password>, <customerName>...)
-XML_ELEMENT = re.compile(r"<([A-Za-z][\w.:-]{0,63})(?:\s[^<>]{0,256})?>([^<]{1,512})</\1\s*>")
+XML_ELEMENT = re.compile(
+    r"<([A-Za-z][\w.:-]{0,63})(?:\s[^<>]{0,256})?>(?:<!\[CDATA\[)?([^<\]]{1,512})(?:\]\]>)?</\1\s*>"
+)
+# a setting in attributes or named by one: <add key="DbPassword" value="…"/>, <property
+# name="db.password" value="…"/>, <param name="password">…</param>
+_XML_ATTR_PAIR = re.compile(
+    r"<[A-Za-z][\w.:-]*\s[^<>]{0,128}?\b(?:key|name)\s*=\s*[\"']([^\"'<>]{1,64})[\"']"
+    r"[^<>]{0,128}?\bvalue\s*=\s*[\"']([^\"'<>]{0,256})[\"']"
+)
+_XML_NAMED = re.compile(
+    r"<([A-Za-z][\w.:-]{0,63})\s[^<>]{0,128}?\bname\s*=\s*[\"']([^\"'<>]{1,64})[\"'][^<>]{0,128}>"
+    r"(?:<!\[CDATA\[)?([^<\]]{1,512})(?:\]\]>)?</\1\s*>"
+)
 
 
 def xml_element_spans(text: str, out: list[Span]) -> None:
-    """The text of XML elements judged by their names' key rules, as a dict's values are."""
-    for match in XML_ELEMENT.finditer(text):
-        entity = _written_value_entity(match.group(1).rpartition(":")[2], match.group(2), True)
-        if entity is not None:
-            out.append((match.start(2), match.end(2), entity))
+    """The text of XML elements judged by their names' key rules, as a dict's values are (the
+    element's name, or its ``name``/``key`` attribute)."""
+    for pattern, key_group, value_group in (
+        (XML_ELEMENT, 1, 2),
+        (_XML_ATTR_PAIR, 1, 2),
+        (_XML_NAMED, 2, 3),
+    ):
+        for match in pattern.finditer(text):
+            key = match.group(key_group).rpartition(":")[2]
+            entity = _written_value_entity(key, match.group(value_group), True)
+            if entity is not None and match.group(value_group):
+                out.append((match.start(value_group), match.end(value_group), entity))
 
 
 def _written_value_entity(key: str, value: str, delimited: bool) -> str | None:
@@ -187,17 +248,13 @@ def _written_value_entity(key: str, value: str, delimited: bool) -> str | None:
     return None
 
 
-def path_secret_spans(text: str, out: list[Span]) -> None:
-    """The token of :data:`PATH_SECRET` (letters and digits both: a word is no token)."""
-    for match in PATH_SECRET.finditer(text):
-        if _LETTER_AND_DIGIT.match(match.group(1)):
-            out.append((match.start(1), match.end(1), "SECRET"))
-
-
 def otp_spans(text: str, out: list[Span]) -> None:
     """One-time codes after or before their word (:data:`_OTP_AFTER`, :data:`_OTP_BEFORE`)."""
-    for pattern in (_OTP_AFTER, _OTP_BEFORE):
-        out.extend((m.start(1), m.end(1), "CREDENTIAL") for m in pattern.finditer(text))
+    for match in _OTP_AFTER.finditer(text):
+        out.append((match.start(1), match.end(1), "CREDENTIAL"))
+    for match in _OTP_BEFORE.finditer(text):
+        group = 1 if match.group(1) is not None else 2
+        out.append((match.start(group), match.end(group), "CREDENTIAL"))
 
 
 # (a literal the text must contain, the pattern, the entity)
@@ -222,7 +279,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         otp_spans(text, out)
     if "/" in text:
         path_secret_spans(text, out)
-        if "</" in text:
+        if "</" in text or "/>" in text:
             xml_element_spans(text, out)
     if "=" in text:
         _query_param_spans(text, out)
@@ -268,9 +325,9 @@ def _hinted_spans(text: str, out: list[Span], found: hints.Found) -> None:
 # A password given on a command line: --password=x, --password x, -p x for sshpass, and the
 # glued -px of mysql/mariadb clients (mysql -uroot -pS3cret db); PGPASSWORD=x is a key=value.
 CLI_PASSWORD = re.compile(
-    r"(?<!\S)--?(?i:[a-z-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)([^\s\"']{1,128})"
+    r"(?<!\S)--?(?i:[a-z._-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)([^\s\"']{1,128})"
     r"|(?<!\S)-p([^\s\"']{3,128})"
-    r"|(?<!\S)(?:-u|--user)\s*([^\s:\"']+:[^\s\"']+)"  # curl -u user:password
+    r"|(?<!\S)(?:-u|--user|-U)\s*([^\s:\"']+[:%][^\s\"']+)"  # curl -u u:pw, smbclient -U u%pw
     r"|(?i:sshpass|docker\s+login|podman\s+login|redis-cli|htpasswd\s+-b\w*(?:\s+\S+){2})"
     r"(?:\s+-[^\s]+(?:\s+[^-\s]\S*)?)*?\s+-[pa]\s*([^\s\"']+)"
     r"|(?i:htpasswd)\s+-\w*b\w*\s+\S+\s+\S+\s+([^\s\"']+)"
@@ -334,6 +391,10 @@ def argv_credentials(items: list[Any]) -> dict[int, str]:
     return out
 
 
+_AUTH_SCHEMES = frozenset(("bearer", "basic", "token", "digest", "negotiate", "apikey"))
+_NEXT_TOKEN = re.compile(r"[ \t]+[^\s,;\"'<>]+")
+
+
 def _key_value_spans(text: str, out: list[Span]) -> None:
     """``password=hunter2``, ``token: abc``, ``user_id=kim.minjun``: the value of a
     credential, person-data or user-id key in free text, as the key rules judge the pair in a
@@ -343,7 +404,11 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
         kclass, entity = classify(key)
         if kclass is KeyClass.CREDENTIAL:
             if not (_NUMBER.fullmatch(value) and credential_quantity(key)):  # token_ttl_s=3600
-                out.append((match.start(2), match.end(2), "CREDENTIAL"))
+                end = match.end(2)
+                if value.lower() in _AUTH_SCHEMES:  # Authorization: Bearer <token>
+                    scheme_value = _NEXT_TOKEN.match(text, end)
+                    end = scheme_value.end() if scheme_value else end
+                out.append((match.start(2), end, "CREDENTIAL"))
         elif value.lower() in _NO_VALUE:
             continue
         elif kclass is KeyClass.PSEUDONYM or (
@@ -471,12 +536,12 @@ def outside_uuids(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[in
 
 
 _DIGIT, _UPPER, _LOWER = re.compile("[0-9]"), re.compile("[A-Z]"), re.compile("[a-z]")
-# The object ids of model and payment APIs (Anthropic, OpenAI, Stripe): what a runner logs
-# about a call, never a credential (those start sk-, sk_, rk_, whsec_, ...)
+# The object ids of model APIs a runner logs about a call: Anthropic's (msg_01…, toolu_01…,
+# req_011C…: "01" after the prefix) and OpenAI's chat completions (chatcmpl-…). Narrow on
+# purpose: a short prefix alone (pi_, sub_, run_) kept secrets written after it (an attack:
+# "my stripe_key is pi_roYh…" was stored); credentials start sk-, sk_, rk_, whsec_, ...
 _PROVIDER_OBJECT_ID = re.compile(
-    r"(?:msg|toolu|srvtoolu|req|msgbatch|chatcmpl|call|run|thread|asst|step|resp|batch|file|"
-    r"ch|pi|pm|evt|cus|in|sub|price|prod|re|seti|src|txn|py|po|ii|cs_test|cs_live)"
-    r"[-_][A-Za-z0-9]{8,64}"
+    r"(?:msg|toolu|srvtoolu|req|msgbatch)_01[A-Za-z0-9]{18,30}|chatcmpl-[A-Za-z0-9]{20,40}"
 )
 
 

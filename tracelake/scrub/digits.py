@@ -24,7 +24,10 @@ Span = tuple[int, int, str]
 # More dashes and dots a hand types between digit groups: #, \\, bullet, wave dashes, the
 # Hangul letter ㅡ, hyphen bullet, small and modifier minus, heavy minus, one-dot leader (a
 # sixth fresh-context attack: 010ㅡ7421ㅡ5648, 123#45#6789)
-_MORE_GLUE = "#\\\\\u2022\uff5e\u301c\u3161\u2043\ufe58\ufe63\u02d7\u2796\u2024"
+_MORE_GLUE = (
+    "#\\\\\u2022\uff5e\u301c\u3161\u2043\ufe58\ufe63\u02d7\u2796\u2024"
+    "\u318d\u3001\u3002\u2027\u2219"  # ㆍ (a Korean middle dot), 、 。 ‧ ∙ (a seventh attack)
+)
 _HAS_DIGIT7 = re.compile(
     rf"\d[\d\s().+/_*|~:,=\u00b7\u2010-\u2015\u2212\uff0d\uff0f{_MORE_GLUE}-]{{5,}}\d"
 )
@@ -150,6 +153,10 @@ _CODE_GLUED_PHONE = re.compile(
     rf"(\(\d{{3}}\)[-.]?\d{{3}}[-.]\d{{4}}{_EXTENSION}|\d{{3}}[-.]\d{{3}}[-.]\d{{4}}{_EXTENSION})"
     r"(?![\dA-Za-z])"
 )
+# the glue characters a hand types for a dash, read as "-" for the date check (2024ㅡ07ㅡ25)
+_TO_DASH = str.maketrans(dict.fromkeys("~\uff5e\u301c\u3161\u2043\ufe58\ufe63\u02d7\u2796", "-"))
+_YEAR_RANGE = re.compile(r"(?:19|20)\d{2}\s?[-\u2010-\u2015\u2212]\s?(?:19|20)\d{2}")
+_CODE_BEFORE = re.compile(r"([A-Za-z][A-Za-z0-9]*)[-_.]?$")
 # all three, in the automaton (GLUED_PHONE's case-insensitive labels cost ~14 us on a long
 # text)
 _GLUED_HINT = hints.hint(
@@ -236,7 +243,10 @@ def _glued_phone_spans(text: str, out: list[Span]) -> None:
     for match in _CODE_GLUED_PHONE.finditer(text):
         code = match.group(1) or match.group(2)
         if code is None:
-            out.append((match.start(), match.end(), "PHONE_NUMBER"))
+            start = match.start()
+            before = _CODE_BEFORE.search(text, max(0, start - 32), start)
+            if before is None or match.group(0).isdigit() or not _names_an_id(before[1]):
+                out.append((start, match.end(), "PHONE_NUMBER"))  # not INV-010-1234-5678
         elif not _names_an_id(code):
             out.append((match.start(3), match.end(3), "PHONE_NUMBER"))
 
@@ -295,9 +305,10 @@ def _glued_run_spans(text: str, out: list[Span]) -> None:
 # A bank account number that starts with letters (a UK, Dutch or Italian BBAN: a bank code,
 # then digits) right after an account word; the digit rules keep runs glued to letters
 _LETTERED_ACCOUNT = re.compile(
-    r"(?i:account|acct|a/c|iban|bban|계좌|은행|bank)[^A-Za-z0-9\n]{0,12}"
-    r"(?:(?i:no|number|num|nr|번호)\.?[^A-Za-z0-9\n]{0,4})?"
-    r"([A-Z]{1,4}\d[\dA-Z]{9,30})(?![A-Za-z0-9])"
+    r"(?i:account|acct|a/c|iban|bban|계좌|은행|bank|konto|compte|cuenta|conta|conto|rekening|"
+    r"pay to|transfer to|口座|账户|賬戶)[^A-Za-z0-9\n]{0,12}"
+    r"(?:(?i:no|number|num|nr|n°|番号|번호)\.?[^A-Za-z0-9\n]{0,4})?"
+    r"([A-Za-z]{1,4}\d[\dA-Za-z]{9,30})(?![A-Za-z0-9])"
 )
 
 
@@ -338,8 +349,9 @@ def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:
             start = match.start() + rest.start(1)
             out.append((start, start + len(rest.group(1)), "NUMBER"))
         return
-    if dates.DATE_SHAPE.fullmatch(run):
-        return  # a date or timestamp: the date rule decides
+    dashed = run.translate(_TO_DASH)
+    if dates.DATE_SHAPE.fullmatch(dashed) or _YEAR_RANGE.fullmatch(dashed):
+        return  # a date or timestamp (the date rule decides), or a range of years
     start = match.start()
     before = text[max(0, start - 24) : start]
     if _kept(text, run, digits, start, before):

@@ -122,7 +122,7 @@ _TRIGGERS_PATTERN = "|".join(
         credentials.SECRET_WORDS,
         credentials.OTP_HINT.pattern,
         credentials.PATH_SECRET.pattern,
-        r"</[A-Za-z]",  # an XML element (credentials.XML_ELEMENT: a backreference, no hint)
+        r"</[A-Za-z]|/>",  # XML (credentials.XML_ELEMENT: a backreference, no hint)
         r"[A-Za-z][\"'][ \t]*[=:]",  # a quoted key ('name': '…'; _CREDENTIAL_PAIR: idem)
     )
 )

@@ -106,9 +106,19 @@ _NEXT_HONORIFIC = re.compile(r"\s*(?:님|씨|고객|회원|귀하|선생님|앞|
 _PERSON_LABEL = re.compile(
     r"(?:고객|고객명|수령인|수령자|수취인|수신인|받는\s?분|보내는\s?분|주문자|구매자|예금주|명의자?|"
     r"회원|회원명|담당자|이름|성명|성함|대표자?|신청인|가입자|본인|보호자|배송받는\s?분|"
+    r"신청자|예약자|계약자|피보험자|보험자|투숙객|탑승객|입금자|송금인|받는\s?사람|보낸\s?사람|"
+    r"(?:주문자|수령인|예금주|신청자|예약자)명|"
     r"name|Name|NAME|(?<![A-Za-z])(?i:customer|client|member|recipient|orderer|buyer|guest|"
-    r"passenger|patient|mr|ms|mrs|miss|dr|dear|attn))\W{0,3}$|:\s*$"
+    r"passenger|patient|mr|ms|mrs|miss|dr|dear|attn))(?:는|은)?\W{0,3}$|:\s*$"
 )
+# The labels that announce a person's name and nothing else: after them a surname and a
+# given name that is also a word (주문자 박 지원, 수령인 이 현지) are a name
+_NAME_LABEL = re.compile(
+    r"(?:주문자|수령인|수령자|수취인|예금주|성명|이름|성함|신청자|예약자|계약자|피보험자|입금자|송금인)"
+    r"명?(?:는|은)?\W{0,3}$|(?i:name)\s*[:=]\s*$"
+)
+# what a hand puts between a surname and a given name (박 승현, 박.승현, 박*승현, 박·승현)
+_APART = frozenset((" ", ".", "*", "\u00b7", ". ", "-"))
 # Syllables common in given names (first and second position); the two-syllable given names
 # Kiwi's lexicon knows count too.
 _GIVEN_FIRST = frozenset(
@@ -242,19 +252,21 @@ def _spaced_name(text: str, runs: list[re.Match[str]], i: int) -> tuple[int, int
     run = match.group(0)
     words = _lexicon()[0]
     nxt = runs[i + 1] if i + 1 < len(runs) else None
-    apart = nxt is not None and text[match.end() : nxt.start()] == " "
+    apart = nxt is not None and text[match.end() : nxt.start()] in _APART
     if len(run) == 1 and run in KO_SURNAMES_1 and nxt is not None:
         given = nxt.group(0)
+        if len(given) > 2 and is_suffix(given[2:]) and _name_labelled(text, match.start()):
+            given = given[:2]  # 주문자는 이 재현입니다: the name, then its particles
         if (
             apart
             and 1 <= len(given) <= 2
-            and given not in words
+            and (given not in words or _name_labelled(text, match.start()))
             and (
                 _SPACED_HONORIFIC.match(text, nxt.end())
                 or (_two_syllable_given(given) and _labelled(text, runs, i, i + 1))
             )
         ):
-            return (match.start(), nxt.end())
+            return (match.start(), nxt.start() + len(given))
         return None
     if (  # given name, space, surname: 정호 김 after a label
         nxt is not None
@@ -279,6 +291,11 @@ def _two_syllable_given(word: str) -> bool:
     """Two syllables that read as a given name (지은, 하은) or are no word + particle (정호;
     not 상품은: "이 상품은" is "this product")."""
     return len(word) == 2 and (word[1] not in _NAME_PARTICLES or _given_like(word, _lexicon()[1]))
+
+
+def _name_labelled(text: str, start: int) -> bool:
+    """A label that names a person and nothing else ends right before *start*."""
+    return _NAME_LABEL.search(text[max(0, start - 12) : start]) is not None
 
 
 def _labelled(text: str, runs: list[re.Match[str]], first: int, last: int) -> bool:

@@ -137,6 +137,15 @@ def _after_initial(words: list[re.Match[str]], k: int, text: str) -> bool:
     )
 
 
+def _mid_sentence(words: list[re.Match[str]], text: str, k: int) -> bool:
+    """Word *k* follows a lower-case word and one blank."""
+    return (
+        k > 0
+        and words[k - 1].group(0)[:1].islower()
+        and text[words[k - 1].end() : words[k].start()] == " "
+    )
+
+
 def _extent(words: list[re.Match[str]], kinds: list[str], text: str, i: int) -> tuple[int, int]:
     """The run of joinable words around anchor *i*, less common words at its edges."""
     lo = hi = i
@@ -144,8 +153,13 @@ def _extent(words: list[re.Match[str]], kinds: list[str], text: str, i: int) -> 
         lo -= 1
     while hi + 1 < len(words) and kinds[hi + 1] in _JOINABLE and _joined(words, text, hi, hi + 1):
         hi += 1
-    # common capitalised words and particles at the edges are not part of the name
-    while lo < i and (kinds[lo] == "cap" or words[lo].group(0).lower() in NAME_PARTICLES):
+    # common capitalised words and particles at the edges are not part of the name, unless
+    # a common word comes mid-sentence, right after a lower-case word: a first name that is a
+    # word too (to Jun Suzuki, for May Tanaka), not a sentence's first word
+    while lo < i and (
+        (kinds[lo] == "cap" and not _mid_sentence(words, text, lo))
+        or words[lo].group(0).lower() in NAME_PARTICLES
+    ):
         lo += 1
     while hi > i and (kinds[hi] == "cap" or words[hi].group(0).islower()):
         hi -= 1

@@ -56,9 +56,11 @@ _NAMED = {
     "lowbar": "_",
     "quot": '"',  # HTML-escaped JSON: &quot;password&quot;: &quot;...&quot;
     "apos": "'",
+    "lt": "<",  # HTML-escaped XML: &lt;password&gt;...
+    "gt": ">",
 }
 _NAMED_REF = re.compile(
-    r"&(commat|period|plus|hyphen|dash|num|lpar|rpar|colon|nbsp|amp|lowbar|quot|apos);"
+    r"&(commat|period|plus|hyphen|dash|num|lpar|rpar|colon|nbsp|amp|lowbar|quot|apos|lt|gt);"
 )
 
 

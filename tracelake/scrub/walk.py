@@ -371,8 +371,14 @@ class Walker:
 # variables, CloudFormation parameters): {"name": "DB_PASSWORD", "value": "..."}. The value
 # is judged as if the name were its key; the name, when the key rules know it, is a key's name
 # ("Authorization", "Cookie"), not a person's.
-_PAIR_VALUES = ("value", "Value", "ParameterValue", "OptionValue", "val", "secretValue")
-_PAIR_NAMES = ("name", "Name", "key", "Key", "ParameterKey", "OptionName", "header", "variable")
+_PAIR_VALUES = (
+    "value", "Value", "ParameterValue", "OptionValue", "val", "v", "secretValue", "default",
+    "defaultValue", "currentValue",
+)  # fmt: skip
+_PAIR_NAMES = (
+    "name", "Name", "key", "Key", "ParameterKey", "OptionName", "header", "variable", "field",
+    "label", "param", "k", "id",
+)  # fmt: skip
 
 
 def named_pair(value: dict[Any, Any]) -> tuple[str, str, str] | None:
