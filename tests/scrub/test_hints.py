@@ -32,6 +32,7 @@ from tracelake.scrub import (
     latin,
     machine,
     national_ids,
+    written,
 )
 from tracelake.scrub.lowered import lowered
 from tracelake.scrub.scrubber import Scrubber, clear_caches
@@ -110,7 +111,7 @@ NARROWED = [
     (digits._SHAPED, digits._GLUED_HINT),
     (dates._BIRTH, dates._BIRTH_HINT),
     (credentials.KEY_VALUE, freetext._TRIGGERS),
-    (credentials.CLI_PASSWORD, freetext._TRIGGERS),
+    (written.CLI_PASSWORD, freetext._TRIGGERS),
     (credentials.LOGIN_PAIR, freetext._TRIGGERS),
     (credentials.LOGIN_PAIR, credentials._LOGIN_HINT),
     (credentials._QUERY_PARAM, freetext._TRIGGERS),

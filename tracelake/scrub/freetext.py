@@ -39,6 +39,7 @@ from tracelake.scrub import (
     latin,
     machine,
     national_ids,
+    written,
 )
 from tracelake.scrub.lowered import compile_lowered, lowered
 
@@ -115,13 +116,13 @@ _TRIGGERS_PATTERN = "|".join(
         r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass|login|redis-cli|htpasswd|"
         r"secret|token|creds|credentials|log in|sign in|cookie|session)",
         credentials.KEY_VALUE.pattern,
-        credentials.CLI_PASSWORD.pattern,
+        written.CLI_PASSWORD.pattern,
         credentials.LOGIN_PAIR.pattern,
         credentials.API_HINT.pattern,
         credentials.PASSPORT_HINT.pattern,
         credentials.SECRET_WORDS,
-        credentials.OTP_HINT.pattern,
-        credentials.PATH_SECRET.pattern,
+        written.OTP_HINT.pattern,
+        written.PATH_SECRET.pattern,
         r"</[A-Za-z]|/>",  # XML (credentials.XML_ELEMENT: a backreference, no hint)
         r"[A-Za-z][\"'][ \t]*[=:]",  # a quoted key ('name': '…'; _CREDENTIAL_PAIR: idem)
     )
@@ -215,6 +216,15 @@ def _add_counts(
     return tuple(sorted(total.items()))
 
 
+def _cjk_secret_spans(text: str, spans: list[Span]) -> None:
+    """Secrets announced in CJK text (パスワード：x, 認証コード：123456), found before the
+    label becomes a run."""
+    if credentials.SECRET_WORD_HINT.search(text):
+        credentials.secret_word_spans(text, spans)
+    if written.OTP_HINT.search(text):
+        written.otp_spans(text, spans)
+
+
 def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """The first pass: Korean addresses, Han/kana runs (dates in CJK text before them) and
     runs of scripts without letter case."""
@@ -233,10 +243,7 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
             dates.spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
         spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
         # パスワード：x, 旅券番号: J47713891: the value is found before its label becomes a run
-        if credentials.SECRET_WORD_HINT.search(text):
-            credentials.secret_word_spans(text, spans)
-        if credentials.OTP_HINT.search(text):
-            credentials.otp_spans(text, spans)
+        _cjk_secret_spans(text, spans)
         credentials.passport_spans(text, spans)
     if has_uncased:
         found = _UNCASED.finditer(text)

@@ -250,33 +250,13 @@ def _spaced_name(text: str, runs: list[re.Match[str]], i: int) -> tuple[int, int
     words also without an honorific (주문자 김 정호, 수령인: 정호 김, Dear 김 정호,)."""
     match = runs[i]
     run = match.group(0)
-    words = _lexicon()[0]
     nxt = runs[i + 1] if i + 1 < len(runs) else None
     apart = nxt is not None and text[match.end() : nxt.start()] in _APART
     if len(run) == 1 and run in KO_SURNAMES_1 and nxt is not None:
-        given = nxt.group(0)
-        if len(given) > 2 and is_suffix(given[2:]) and _name_labelled(text, match.start()):
-            given = given[:2]  # 주문자는 이 재현입니다: the name, then its particles
-        if (
-            apart
-            and 1 <= len(given) <= 2
-            and (given not in words or _name_labelled(text, match.start()))
-            and (
-                _SPACED_HONORIFIC.match(text, nxt.end())
-                or (_two_syllable_given(given) and _labelled(text, runs, i, i + 1))
-            )
-        ):
-            return (match.start(), nxt.start() + len(given))
-        return None
-    if (  # given name, space, surname: 정호 김 after a label
-        nxt is not None
-        and apart
-        and _two_syllable_given(run)
-        and nxt.group(0) in KO_SURNAMES_1
-        and run not in words
-        and _labelled(text, runs, i, i + 1)
-    ):
+        return _surname_then_given(text, runs, i) if apart else None
+    if nxt is not None and apart and _given_then_surname(text, runs, i):
         return (match.start(), nxt.end())
+    words = _lexicon()[0]
     if (
         2 <= len(run) <= 3
         and run not in _MODIFIERS
@@ -285,6 +265,33 @@ def _spaced_name(text: str, runs: list[re.Match[str]], i: int) -> tuple[int, int
     ):
         return (match.start(), match.end())
     return None
+
+
+def _surname_then_given(text: str, runs: list[re.Match[str]], i: int) -> tuple[int, int] | None:
+    """송 민준 고객님, 주문자 김 정호, 주문자는 이 재현입니다 (the name, then its particles)."""
+    match, nxt = runs[i], runs[i + 1]
+    given = nxt.group(0)
+    labelled = _name_labelled(text, match.start())
+    if len(given) > 2 and is_suffix(given[2:]) and labelled:
+        given = given[:2]
+    if not 1 <= len(given) <= 2 or (given in _lexicon()[0] and not labelled):
+        return None
+    if _SPACED_HONORIFIC.match(text, nxt.end()) or (
+        _two_syllable_given(given) and _labelled(text, runs, i, i + 1)
+    ):
+        return (match.start(), nxt.start() + len(given))
+    return None
+
+
+def _given_then_surname(text: str, runs: list[re.Match[str]], i: int) -> bool:
+    """정호 김 after a label: a given name, then a one-syllable surname."""
+    run = runs[i].group(0)
+    return (
+        _two_syllable_given(run)
+        and runs[i + 1].group(0) in KO_SURNAMES_1
+        and run not in _lexicon()[0]
+        and _labelled(text, runs, i, i + 1)
+    )
 
 
 def _two_syllable_given(word: str) -> bool:

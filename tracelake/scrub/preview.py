@@ -21,10 +21,10 @@ from typing import Any
 
 import orjson
 
-from tracelake.scrub.credentials import argv_credentials
 from tracelake.scrub.detect import CLEAN_TEXTS
 from tracelake.scrub.keys import KeyClass, classify
-from tracelake.scrub.walk import Walker, named_pair
+from tracelake.scrub.walk import Walker
+from tracelake.scrub.written import argv_credentials, named_pair
 
 MAX_DEPTH = 3
 MAX_ITEMS = 3

@@ -13,7 +13,6 @@ import re
 from typing import Any
 
 from tracelake.errors import ScrubError
-from tracelake.scrub.credentials import argv_credentials
 from tracelake.scrub.detect import CLEAN_IDS, CLEAN_TEXTS, close_label, detect, detect_int
 from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.keys import (
@@ -30,6 +29,7 @@ from tracelake.scrub.keys import (
     normalize,
 )
 from tracelake.scrub.pseudonym import pseudonymize
+from tracelake.scrub.written import argv_credentials, named_pair
 
 MAX_DEPTH = 24  # deeper structures are replaced by a marker, not walked
 MAX_TEXT = 2000  # longer strings are scanned on a prefix and cut
@@ -223,16 +223,19 @@ class Walker:
         if isinstance(value, dict):
             return self._dict(value, path, depth)
         if isinstance(value, list):
-            sub = f"{path}[]"
-            argv = argv_credentials(value)
-            if argv:  # ["psql", "--password", "x"]: a command line as a list
-                self.hit(sub, "CREDENTIAL", len(argv))
-                self.act("dropped")
-            return [
-                argv[i] if i in argv else self.value(item, sub, depth + 1)
-                for i, item in enumerate(value)
-            ]
+            return self._list(value, path, depth)
         raise ScrubError(f"not JSON-compatible: a {type(value).__name__} at {path or '<root>'}")
+
+    def _list(self, value: list[Any], path: str, depth: int) -> list[Any]:
+        sub = f"{path}[]"
+        argv = argv_credentials(value)
+        if argv:  # ["psql", "--password", "x"]: a command line as a list
+            self.hit(sub, "CREDENTIAL", len(argv))
+            self.act("dropped")
+        return [
+            argv[i] if i in argv else self.value(item, sub, depth + 1)
+            for i, item in enumerate(value)
+        ]
 
     def _float(self, value: float, path: str) -> float | str:
         """A whole number of 8+ digits written as a float (4647902589113966.0: a card) is
@@ -365,41 +368,6 @@ class Walker:
             and (normalize(key) == "name" or is_role_key(key))
             and is_identifier_name(value)
         )
-
-
-# A setting or header written as a name/value object (HAR headers, Kubernetes env, Postman
-# variables, CloudFormation parameters): {"name": "DB_PASSWORD", "value": "..."}. The value
-# is judged as if the name were its key; the name, when the key rules know it, is a key's name
-# ("Authorization", "Cookie"), not a person's.
-_PAIR_VALUES = (
-    "value", "Value", "ParameterValue", "OptionValue", "val", "v", "secretValue", "default",
-    "defaultValue", "currentValue",
-)  # fmt: skip
-_PAIR_NAMES = (
-    "name", "Name", "key", "Key", "ParameterKey", "OptionName", "header", "variable", "field",
-    "label", "param", "k", "id",
-)  # fmt: skip
-
-
-def named_pair(value: dict[Any, Any]) -> tuple[str, str, str] | None:
-    """``(name key, name, value key)`` of a name/value object whose name the key rules have
-    an opinion on (credential, person data, pseudonym, id), else None."""
-    if len(value) > 8:
-        return None
-    for value_key in _PAIR_VALUES:
-        if value_key in value:
-            break
-    else:
-        return None
-    for name_key in _PAIR_NAMES:
-        name = value.get(name_key)
-        if (
-            name.__class__ is str
-            and 0 < len(name) <= 64
-            and classify(name)[0] is not KeyClass.PLAIN
-        ):
-            return name_key, name, value_key
-    return None
 
 
 def _credential_quantity(key: str, value: Any) -> bool:
