@@ -29,6 +29,14 @@ def _step(args: Any = None, output: Any = None) -> dict[str, Any]:
     return event
 
 
+def _none_left(scrubber: Scrubber, seed: int, form: str, values: list[str], name: str) -> None:
+    """Each value planted in *form* (as ``{name}``) is gone from the scrubbed text."""
+    for value in values:
+        text = form.format(**{name: value})
+        out = scrubber.scrub_text(text)
+        assert value not in out, (seed, text, out)
+
+
 def _dump(scrubber: Scrubber, event: dict[str, Any]) -> str:
     out = scrubber.scrub_event("graph_tool_call", event["type"], event).payload
     return json.dumps(out, ensure_ascii=False) + json.dumps(out)
@@ -130,11 +138,8 @@ def test_one_time_codes_in_more_forms(scrubber: Scrubber, seed: int, form: str) 
     fake = Faker()
     fake.seed_instance(seed)
     shortest = 5 if form.startswith("Use") else 4  # "use 8080 to log in via the proxy": a port
-    for _ in range(4):
-        value = fake.numerify("#" * fake.random_int(shortest, 8))
-        text = form.format(v=value)
-        out = scrubber.scrub_text(text)
-        assert value not in out, (seed, text, out)
+    values = [fake.numerify("#" * fake.random_int(shortest, 8)) for _ in range(4)]
+    _none_left(scrubber, seed, form, values, "v")
 
 
 @pytest.mark.parametrize(
@@ -307,11 +312,8 @@ def test_phone_shapes_glued_to_letters(scrubber: Scrubber, seed: int, form: str)
     fake = Faker()
     fake.seed_instance(seed)
     shapes = ("010-####-####", "###-###-####", "0%.##.##.##.##", "07### ######")
-    for i in range(12):
-        value = fake.numerify(shapes[i % len(shapes)])
-        text = form.format(v=value)
-        out = scrubber.scrub_text(text)
-        assert value not in out, (seed, text, out)
+    values = [fake.numerify(shapes[i % len(shapes)]) for i in range(12)]
+    _none_left(scrubber, seed, form, values, "v")
 
 
 @pytest.mark.parametrize(
@@ -404,11 +406,8 @@ def test_learner_data_the_seventh_attack_saw_replaced_stays(scrubber: Scrubber, 
 def test_credentials_in_the_seventh_attacks_forms(scrubber: Scrubber, seed: int, form: str) -> None:
     fake = Faker()
     fake.seed_instance(seed)
-    for _ in range(4):
-        password = fake.password(length=12, special_chars=False)
-        text = form.format(p=password)
-        out = scrubber.scrub_text(text)
-        assert password not in out, (seed, text, out)
+    values = [fake.password(length=12, special_chars=False) for _ in range(4)]
+    _none_left(scrubber, seed, form, values, "p")
 
 
 @pytest.mark.parametrize(
