@@ -78,8 +78,9 @@ _PEM_KEY = re.compile(
 
 
 # A secret announced by a word in prose, in several languages ("비밀번호 eKXgzg2sye!",
-# "PIN 033", "パスワード：abc12", "mot de passe: x", "Your verification code is 090119"): after ":" / "=" any value, after a
-# space only one with a digit or a symbol ("password reset" keeps "reset").
+# "PIN 033", "パスワード：abc12", "mot de passe: x", "Your verification code is 090119"):
+# after ":" / "=" any value, after a space only one with a digit or a symbol ("password
+# reset" keeps "reset").
 SECRET_WORDS = (
     r"(?:(?i:\b(?:password|passwd|passwort|pwd|pin|cvv|cvc|otp|senha|contrase\u00f1a|"
     r"mot de passe|kennwort|api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|"
@@ -344,7 +345,7 @@ def mixed_enough(text: str) -> bool:
     if _PSEUDONYM.fullmatch(text):
         return False  # our own keyed pseudonym (a quarantined line judged pair by pair)
     if _PROVIDER_OBJECT_ID.fullmatch(text):
-        return False  # an API's object id (msg_01…, chatcmpl-…, ch_…): no key (sk_, whsec_)
+        return False  # an API's object id (msg_01…, chatcmpl-…): no key (sk_, whsec_)
     if _UUID.fullmatch(text):
         return False  # a request, trace or object id (a secret after a secret word is found
         # by the free-text pass: "token: <uuid>")

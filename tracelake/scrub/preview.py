@@ -24,7 +24,7 @@ import orjson
 from tracelake.scrub.detect import CLEAN_TEXTS
 from tracelake.scrub.keys import KeyClass, classify
 from tracelake.scrub.walk import Walker
-from tracelake.scrub.written import argv_credentials, named_pair
+from tracelake.scrub.written import named_pair
 
 MAX_DEPTH = 3
 MAX_ITEMS = 3
@@ -161,9 +161,7 @@ def _shape(w: Walker, value: Any, path: str, depth: int) -> Any:
         return {"_keys": len(value)} if isinstance(value, dict) else {"_items": len(value)}
     if isinstance(value, list):
         sub = f"{path}[]"
-        argv = argv_credentials(value)  # ["psql", "--password", "x"]
-        if argv:
-            w.hit(sub, "CREDENTIAL", len(argv))
+        argv = w.argv(value, sub)  # ["psql", "--password", "x"]
         items = [
             argv[i] if i in argv else _shape(w, item, sub, depth + 1)
             for i, item in enumerate(value[:MAX_ITEMS])

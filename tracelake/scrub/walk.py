@@ -228,14 +228,20 @@ class Walker:
 
     def _list(self, value: list[Any], path: str, depth: int) -> list[Any]:
         sub = f"{path}[]"
-        argv = argv_credentials(value)
-        if argv:  # ["psql", "--password", "x"]: a command line as a list
-            self.hit(sub, "CREDENTIAL", len(argv))
-            self.act("dropped")
+        argv = self.argv(value, sub)
         return [
             argv[i] if i in argv else self.value(item, sub, depth + 1)
             for i, item in enumerate(value)
         ]
+
+    def argv(self, items: list[Any], path: str) -> dict[int, str]:
+        """The items of a command line given as a list that hold a password, each replaced
+        (``["psql", "--password", "x"]``: :func:`argv_credentials`), recorded at *path*."""
+        argv = argv_credentials(items)
+        if argv:
+            self.hit(path, "CREDENTIAL", len(argv))
+            self.act("dropped")
+        return argv
 
     def _float(self, value: float, path: str) -> float | str:
         """A whole number of 8+ digits written as a float (4647902589113966.0: a card) is
