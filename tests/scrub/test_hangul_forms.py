@@ -35,6 +35,26 @@ def test_any_honorific_and_particles_after_a_name(
         assert name not in out, (text, out)
 
 
+@pytest.mark.parametrize("ending", ["네", "꺼", "아", "네가", "네는"])
+def test_given_name_ending_in_a_particle_syllable_before_an_ending(
+    scrubber: Scrubber, fake: Faker, ending: str
+) -> None:
+    """이지은네, 윤하은꺼: the name also reads as word + particle (이지 + 은), but nothing
+    follows 은 in a word, so the whole word is a name (CI drew 윤하은네 and stored it)."""
+    names: set[str] = set()
+    while len(names) < 15:
+        name = fake.name()
+        if name[-1] in "은는이가을를도":
+            names.add(name)
+    missed = []
+    for name in names:
+        text = f"배송 지연 건 {name}{ending} 연락드렸습니다"
+        out = scrubber.scrub_text(text)
+        if name in out:
+            missed.append((text, out))
+    assert not missed
+
+
 @pytest.mark.parametrize("honorific", ["고객님", "님", "씨", "회원님", "고객님께"])
 def test_given_name_alone_before_a_spaced_honorific(
     scrubber: Scrubber, fake: Faker, honorific: str

@@ -65,7 +65,8 @@ _NAME_PARTICLES = frozenset(_PARTICLE_WORDS.split())
 # The case particles alone: what may follow an ordinary word when a word is judged to split
 # into ordinary words (고지+아 is not 고지 + a vocative: 고지아 is a name).
 _CORE_PARTICLES = frozenset(
-    _NAME_PARTICLES - {"아", "야", "여", "이여", "이야", "다", "고", "며", "나", "라", "거", "네"}
+    _NAME_PARTICLES
+    - {"아", "야", "여", "이여", "이야", "다", "고", "며", "나", "라", "거", "꺼", "댁", "네"}
 )
 _LONGEST_PARTICLE = max(len(p) for p in _NAME_PARTICLES)
 
@@ -214,8 +215,9 @@ def _stem_strength(
     if len(given) == 1:  # 이준님: two syllables are a name only before an honorific
         return 1 if _HONORIFIC_SUFFIX.match(suffix) else 0
     looks_given = _given_like(given, given_names)
-    if _splits_into_words(stem, words):
-        # ordinary words (+ particles), 이상+은: a name only with context
+    if _splits_into_words(stem, words) and is_suffix(suffix, core=True):
+        # ordinary words (+ particles), 이상+은: a name only with context. The other reading
+        # must explain the whole word: 윤하은네, 이지은아 are not 윤하 + 은 + 네, 이지 + 은 + 아
         return 1 if looks_given else 0
     if stem[:-1] in words or (surname == 1 and stem[1:] in words):
         # a word + one syllable (주문+일, 배송+지) or surname + a word: a name only if the
