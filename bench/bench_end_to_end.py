@@ -264,14 +264,31 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, float]:
         return result
 
 
+def _build(cli: str) -> str:
+    """Whether the measured tracelake runs its scrubber compiled (a wheel) or as Python."""
+    python = Path(cli).absolute().parent / "python"  # not resolved: the venv's python
+    code = "import tracelake.scrub.walk as w; print(w.__file__)"
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd="/")
+    where = found.stdout.strip()
+    return "compiled scrubber" if where.endswith(".so") else f"pure Python ({where or '?'})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,300000")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache", default="/tmp/tracelake-bench")
     parser.add_argument("--skip-project", action="store_true")
+    parser.add_argument(
+        "--cli",
+        help="the tracelake command to measure (default: this venv's, an editable install; "
+        "bench/compiled_venv.sh makes .venv-compiled, the wheel with its compiled scrubber)",
+    )
     args = parser.parse_args()
+    if args.cli:
+        TRACELAKE[:] = [str(Path(args.cli).absolute())]
     print(f"machine: {platform.machine()} cpus={os.cpu_count()} python {platform.python_version()}")
+    print(f"tracelake: {TRACELAKE[0]} ({_build(TRACELAKE[0])})")
     with contextlib.suppress(OSError):
         print(f"load average at start: {os.getloadavg()}")
     table = [one_size(int(n), args) for n in args.sizes.split(",")]

@@ -44,7 +44,7 @@ _API_KEY = re.compile(
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]*(?::[^/\s@]*)?@")
 _QUERY_PARAM = re.compile(r"([?&;])([A-Za-z0-9_.\-\[\]]{1,64})=([^&#\s\"'<>]+)")
 # "password=hunter2", "token: abc" at the start of a text or after a space or bracket
-KEY_VALUE = re.compile(
+KEY_VALUE: re.Pattern[str] = re.compile(
     r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]*[=:][ \t]*([^\s&;,\"'<>]+)"
 )
 # The value of a credential key as far as KEY_VALUE does not read it: quoted (DB_PASSWORD="m54Z…",
@@ -172,7 +172,7 @@ def _hinted_spans(text: str, out: list[Span], found: hints.Found) -> None:
 
 
 # "creds admin:B7ER2N$u#5", "login with admin / commodi8937#": the part after the user
-LOGIN_PAIR = re.compile(
+LOGIN_PAIR: re.Pattern[str] = re.compile(
     r"(?i:\b(?:creds|credentials|login(?: with)?|log in with|sign in with|account)\s*:?\s+)"
     r"(?!(?i:https?)/)[^\s:/]{1,64}\s*[:/]\s*([^\s\"'<>]{3,128})"  # not GET /login HTTP/1.1
 )
@@ -230,7 +230,7 @@ def sensitive_key(key: str) -> bool:
     return classify(key)[0] in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM)
 
 
-PASSPORT_HINT = re.compile(
+PASSPORT_HINT: re.Pattern[str] = re.compile(
     r"(?i:pas[sz]|pasaport|paspoort|h\u1ed9 chi|ho chieu|travel doc|document n)|[Rr]eisepass|"
     r"여권|旅券|パスポート|护照|護照"
 )
@@ -246,7 +246,7 @@ def _passport_numbers(text: str, out: list[Span]) -> None:
     out.extend((m.start(1), m.end(1), "PASSPORT") for m in _PASSPORT.finditer(text))
 
 
-API_HINT = re.compile(
+API_HINT: re.Pattern[str] = re.compile(
     r"(?i:gh[pousr]_|github_pat_|xox|xapp-|sk[-_]|[rp]k_|whsec_|AKIA|ASIA|AIza|ya29\.|glpat-|npm_|"
     r"hf_|SG\.|shp(?:at|ss|ca|pa)_|do[opr]_v1_|sq0|pypi-|glsa_|figd_|lin_api_|dapi|sntrys_)"
 )

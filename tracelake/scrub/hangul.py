@@ -19,12 +19,13 @@ import gzip
 import re
 import threading
 from functools import lru_cache
-from pathlib import Path
+from importlib.resources import files
 
 from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub.vocab import KO_SURNAMES_1, KO_SURNAMES_2
 
-_DATA = Path(__file__).with_name("data") / "ko_words.txt.gz"
+# By package, not __file__: compiled by mypyc (setup.py), this module's __file__ is not its path.
+_DATA = files("tracelake.scrub").joinpath("data", "ko_words.txt.gz")
 _LEX: tuple[frozenset[str], frozenset[str]] | None = None
 _LOCK = threading.Lock()
 renew_locks_after_fork(globals(), "_LOCK")
