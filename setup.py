@@ -6,9 +6,10 @@ them); an installed tracelake has them as ``tracelake.pipelines`` and ``tracelak
 (no generic top-level ``pipelines`` package). ``tracelake.store.migrate`` finds migrations in
 either place. Everything else is in pyproject.toml.
 
-The scrubber's modules (and the codec) are compiled with mypyc when a wheel is built: the same
-typed code, run as C, ~25% less CPU per ingested line (BENCHMARKS.md, session 14); the output
-is byte for byte the same (tests/scrub runs against the installed wheel in .ci/wheel.sh).
+The scrubber's modules, the codec and the rest of a line's path through ``ingest`` are
+compiled with mypyc when a wheel is built: the same typed code, run as C, with less CPU per
+ingested line (BENCHMARKS.md, session 14) and byte for byte the same output (tests/scrub,
+tests/ingest and tests/codec run against the installed wheel in .ci/wheel.sh).
 Editable installs (``pip install -e .``, ``make``) stay pure Python, so an edit takes effect
 without a rebuild. ``TRACELAKE_MYPYC=0`` builds a pure-Python wheel, ``=1`` compiles an
 editable install too; without a C compiler the build falls back to pure Python.
@@ -30,7 +31,12 @@ MAPPED = {
 
 # Hot, self-contained, strictly typed: what one ingested line spends its CPU in.
 COMPILED = [
+    "tracelake/admission.py",
     "tracelake/codec.py",
+    "tracelake/run_identity.py",
+    "tracelake/runners/inbound.py",
+    "tracelake/store/column_keys.py",
+    "tracelake/store/copy_format.py",
     *(
         f"tracelake/scrub/{name}.py"
         for name in (

@@ -42,8 +42,8 @@ env -u PYTHONPATH TRACELAKE_CLI="$work/venv/bin/tracelake" \
 "$work/venv/bin/python" -c "import importlib.util as u, sys; sys.exit(u.find_spec('pipelines') is not None)"
 echo "installed wheel passed the CLI smoke suite"
 
-# The scrubber's tests against the compiled modules of the wheel (a copy of tests/, run away
-# from the checkout so that `import tracelake` is the installed one).
+# The scrubber's, ingest's and codec's tests against the wheel's compiled modules (a copy of
+# tests/, run away from the checkout so that `import tracelake` is the installed one).
 "$work/venv/bin/pip" install --quiet "$wheel[dev]"
 cp -r "$repo/tests" "$repo/pyproject.toml" "$work/"
 export TRACELAKE_SHARED_DIR="${TRACELAKE_SHARED_DIR:-$repo/../shared}"  # the agentlane samples
@@ -51,5 +51,5 @@ env -u PYTHONPATH "$work/venv/bin/python" - <<'PY'
 import sys, tracelake.scrub.walk as walk
 sys.exit(0 if walk.__file__.endswith(".so") else f"not compiled: {walk.__file__}")
 PY
-env -u PYTHONPATH "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -o addopts="" tests/scrub
-echo "the compiled scrubber passed tests/scrub"
+env -u PYTHONPATH "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -o addopts="" tests/scrub tests/ingest tests/codec
+echo "the compiled modules passed tests/scrub, tests/ingest and tests/codec"
