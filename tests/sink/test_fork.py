@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -222,3 +223,70 @@ def test_pool_workers_terminated_on_exit_store_their_events(
     began: the close that exit started finishes before the signal is handed on (an attack
     stored 0 of 1,800 for every start method)."""
     _fresh("scenario_terminated_pool", db_url, str(tmp_path / "spool"), method)
+
+
+def scenario_sigterm_at_each_step_of_a_close(db_url: str, spool: str) -> None:
+    """One sink per instruction of ``close()``: SIGTERM arrives just before that instruction (as
+    when ``Pool.terminate()`` strikes while a worker's exit hook closes its sink on the main
+    thread). The signal must be handed on (here to the process's own handler, which notes the
+    sink's health) once, and only after that sink is closed."""
+    health_when_handed_on: list[str] = []
+    sinks: list[TraceSink] = []
+
+    def own(_signum: int, _frame: object) -> None:  # the process's SIGTERM handler
+        health_when_handed_on.append(sinks[-1].health)
+
+    signal.signal(signal.SIGTERM, own)  # before the sink's, which chains to it
+    code, at, seen = TraceSink.close.__code__, -1, 0
+
+    def trace(frame: Any, _event: str, _arg: object) -> Any:
+        if frame.f_code is not code:
+            return None
+        frame.f_trace_opcodes = True
+        return step
+
+    def step(_frame: Any, event: str, _arg: object) -> Any:
+        nonlocal seen
+        if event == "opcode":
+            if seen == at:
+                signal.raise_signal(signal.SIGTERM)  # handled here, before the instruction
+            seen += 1
+        return step
+
+    def close_with_sigterm_before(instruction: int) -> None:
+        nonlocal at, seen
+        sink = TraceSink(db_url, spool_dir=spool, handle_sigterm=True)
+        sinks.append(sink)
+        for i in range(20):
+            sink.record({"type": "custom.tick", "i": i}, run_id=f"step-{instruction}")
+        at, seen = instruction, 0
+        sys.settrace(trace)
+        try:
+            sink.close(timeout=30)
+        finally:
+            sys.settrace(None)
+
+    close_with_sigterm_before(-1)  # no signal: counts the instructions a close runs
+    steps = seen
+    assert steps > 20 and health_when_handed_on == []
+    for instruction in range(steps):
+        close_with_sigterm_before(instruction)
+        assert health_when_handed_on == ["closed"] * (instruction + 1), (
+            f"SIGTERM before instruction {instruction} of the {steps} of close() was handed on "
+            f"while the sink was {health_when_handed_on[instruction:]}"
+        )
+    _replay_left(db_url, Path(spool))
+    with _opened(db_url) as store:
+        for instruction in range(-1, steps):
+            assert _ticks(store, f"step-{instruction}") == list(range(20)), instruction
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])  # the signal's path is the same on both
+def test_sigterm_at_any_step_of_a_close_on_the_main_thread_waits_for_it(
+    db_url: str, tmp_path: Path
+) -> None:
+    """CI: a forkserver worker's events partly missing after ``Pool.terminate()``. A SIGTERM
+    whose handler ran after the exit hook's close() had marked the sink closed, but before that
+    close counted as one in progress on this thread, made the handler's own close() return at
+    once and hand the signal on: the worker died with its queue neither stored nor spooled."""
+    _fresh("scenario_sigterm_at_each_step_of_a_close", db_url, str(tmp_path / "spool"))

@@ -285,12 +285,16 @@ class TraceSink:
     def close(self, timeout: float = 30.0) -> None:
         """Flush and stop: every event is in the spool first (SIGKILL-safe), then the database
         gets until ``timeout`` to take it; what it did not take is replayed by the next sink."""
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
+        # Closing on this thread before the sink is marked closed: a SIGTERM whose handler ran
+        # in between (Pool.terminate() as a worker's exit hook began this close) found the sink
+        # closed, so its own close() returned at once, and not closing here, so it handed the
+        # signal on: the worker died with its queue neither appended nor spooled.
         signals.closing_here.depth = getattr(signals.closing_here, "depth", 0) + 1
         try:
+            with self._close_lock:
+                if self._closed:
+                    return
+                self._closed = True
             self._close(timeout)
         finally:
             signals.closing_here.depth -= 1
