@@ -290,3 +290,47 @@ def test_sigterm_at_any_step_of_a_close_on_the_main_thread_waits_for_it(
     close counted as one in progress on this thread, made the handler's own close() return at
     once and hand the signal on: the worker died with its queue neither stored nor spooled."""
     _fresh("scenario_sigterm_at_each_step_of_a_close", db_url, str(tmp_path / "spool"))
+
+
+def scenario_sigterm_while_another_thread_closes(db_url: str, spool: str) -> None:
+    """SIGTERM on the main thread while another thread (an application's shutdown thread) is
+    inside ``close()``: the handler's own close must wait for that one before the signal is
+    handed on (here to the process's own handler, which notes the sink's health)."""
+    health_when_handed_on: list[str] = []
+    sinks: list[TraceSink] = []
+
+    def own(_signum: int, _frame: object) -> None:  # the process's SIGTERM handler
+        health_when_handed_on.append(sinks[0].health)
+
+    signal.signal(signal.SIGTERM, own)  # before the sink's, which chains to it
+    sink = TraceSink(db_url, spool_dir=spool, handle_sigterm=True)
+    sinks.append(sink)
+    for i in range(200):
+        sink.record({"type": "custom.tick", "i": i}, run_id="closed-elsewhere")
+    started = threading.Event()
+    close = sink._close
+
+    def slow_close(timeout: float) -> None:  # the other thread is inside close() for a while
+        started.set()
+        time.sleep(0.5)
+        close(timeout)
+
+    sink._close = slow_close  # type: ignore[method-assign]
+    closer = threading.Thread(target=sink.close)
+    closer.start()
+    assert started.wait(10)
+    signal.raise_signal(signal.SIGTERM)
+    closer.join(30)
+    assert health_when_handed_on == ["closed"], health_when_handed_on
+    _replay_left(db_url, Path(spool))
+    with _opened(db_url) as store:
+        assert _ticks(store, "closed-elsewhere") == list(range(200))
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])  # the signal's path is the same on both
+def test_sigterm_while_another_thread_closes_waits_for_that_close(
+    db_url: str, tmp_path: Path
+) -> None:
+    """Found by the review of the fix above: a SIGTERM handler that found the sink closed by
+    another thread returned at once and handed the signal on mid-close."""
+    _fresh("scenario_sigterm_while_another_thread_closes", db_url, str(tmp_path / "spool"))

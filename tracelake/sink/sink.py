@@ -143,6 +143,7 @@ class TraceSink:
         self._full_waits = 0
         self._warned_full = float("-inf")
         self._close_lock = threading.RLock()  # re-entrant: the SIGTERM handler closes too
+        self._close_done = threading.Event()  # a close has finished (see close())
         self._thread = threading.Thread(target=self._writer.run, name="tracelake-sink", daemon=True)
         self._ship_thread = threading.Thread(
             target=self._shipper.run, name="tracelake-sink-db", daemon=True
@@ -158,6 +159,8 @@ class TraceSink:
         process imported to unpickle an event (an application that makes its sink at import):
         that sink does nothing there (no threads, spool, database or process of its own)."""
         self._closed, self._late, self._close_lock = True, 0, threading.RLock()
+        self._close_done = threading.Event()
+        self._close_done.set()
         log.info("tracelake sink: a sink made inside the scrubber process does nothing there")
 
     def _runner_producing(self) -> bool:
@@ -292,10 +295,16 @@ class TraceSink:
         signals.closing_here.depth = getattr(signals.closing_here, "depth", 0) + 1
         try:
             with self._close_lock:
-                if self._closed:
-                    return
-                self._closed = True
-            self._close(timeout)
+                elsewhere, self._closed = self._closed, True
+            if elsewhere:
+                # Another thread's close is under way (this may be the SIGTERM handler, which
+                # hands the signal on when this returns): wait for it, within the timeout.
+                self._close_done.wait(timeout)
+                return
+            try:
+                self._close(timeout)
+            finally:
+                self._close_done.set()
         finally:
             signals.closing_here.depth -= 1
             signals.after_close()
