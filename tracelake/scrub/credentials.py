@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tracelake.scrub import hints, written
 from tracelake.scrub.keys import (
@@ -83,7 +84,9 @@ _PEM_KEY = re.compile(
 # reset" keeps "reset").
 SECRET_WORDS = (
     r"(?:(?i:\b(?:password|passwd|passwort|pwd|pin|cvv|cvc|otp|senha|contrase\u00f1a|"
-    r"mot de passe|kennwort|api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|"
+    r"mot[ _-]de[ _-]passe|kennwort|\u043f\u0430\u0440\u043e\u043b\u044c|has(?:l|\u0142)o|wachtwoord|"
+    r"(?:s|\u015f)ifre|salasana|l(?:o|\u00f6)senord|passord|adgangskode|heslo|jelsz(?:o|\u00f3)|"
+    r"api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|"
     r"(?:auth|access|refresh|bearer|api)[ _-]?token|token|secret|passcode|"
     r"(?:verification|security|one[ -]?time|login|sign[ -]?in|2fa|mfa|sms|auth|authentication)"
     r"[ _-]?(?:code|passcode))\b)"
@@ -142,7 +145,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
 
 def _query_param_spans(text: str, out: list[Span]) -> None:
     """Query parameters the key rules hide, and short-named ones with a random value."""
-    for match in _QUERY_PARAM.finditer(text):
+    for match in _pairs(_QUERY_PARAM, text, key=2):
         kclass, entity = classify(match.group(2))
         if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
             out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
@@ -187,11 +190,27 @@ _AUTH_SCHEMES = frozenset(("bearer", "basic", "token", "digest", "negotiate", "a
 _NEXT_TOKEN = re.compile(r"[ \t]+[^\s,;\"'<>]+")
 
 
+def _pairs(pattern: re.Pattern[str], text: str, key: int = 1) -> Iterator[re.Match[str]]:
+    """Every ``key=value`` match of *pattern* (its key: group *key*) in *text*, those inside
+    another's value too.
+
+    ``finditer`` resumes after a whole match, so in ``request failed: db_password=x`` the
+    pair ``failed: db_password=x`` hid ``db_password=x``, and ``?q=https://a.b/c?sig=x`` hid
+    ``sig=x`` (an attack stored both secrets). When a match holds another ``=`` or ``:``
+    after its own, the search resumes right after its key instead."""
+    pos = 0
+    while (match := pattern.search(text, pos)) is not None:
+        yield match
+        key_end = match.end(key)
+        rest = text[key_end : match.end()]
+        pos = key_end + 1 if rest.count("=") + rest.count(":") > 1 else match.end()
+
+
 def _key_value_spans(text: str, out: list[Span]) -> None:
     """``password=hunter2``, ``token: abc``, ``user_id=kim.minjun``: the value of a
     credential, person-data or user-id key in free text, as the key rules judge the pair in a
     dict."""
-    for match in KEY_VALUE.finditer(text):
+    for match in _pairs(KEY_VALUE, text):
         key, value = match.group(1), match.group(2)
         kclass, entity = classify(key)
         if kclass is KeyClass.CREDENTIAL:
@@ -215,7 +234,7 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
 def _quoted_credential_spans(text: str, out: list[Span]) -> None:
     """The values of credential keys that KEY_VALUE does not read (see _CREDENTIAL_PAIR), and
     quoted values of person-data keys (name='jennifer gonzalez', "customer_name": "…")."""
-    for match in _CREDENTIAL_PAIR.finditer(text):
+    for match in _pairs(_CREDENTIAL_PAIR, text):
         group = 3 if match.group(3) is not None else 4
         entity = written_value_entity(match.group(1), match.group(group), group == 3)
         if entity is not None:

@@ -22,6 +22,7 @@ from tracelake.scrub.keys import (
     is_identifier_key,
     is_identifier_name,
     is_number_key,
+    is_password_word,
     is_quantity,
     is_reason_key,
     is_role_key,
@@ -287,6 +288,8 @@ class Walker:
             return key
         if not isinstance(key, str):
             raise ScrubError(f"not JSON-compatible: a {type(key).__name__} key at {path}")
+        if is_password_word(key):
+            return key
         return self.text(key, path + ".<key>", limit=200)
 
     def field(self, key: str, value: Any, path: str, depth: int = 0) -> Any:
