@@ -147,3 +147,20 @@ def test_nested_pairs_keep_what_is_not_a_secret(scrubber: Scrubber) -> None:
             "error": message,
         }  # fmt: skip
         assert message in _stored(scrubber, event)
+
+
+@pytest.mark.parametrize("key", ["request_id", "id", "task_id", "trace_id", "case_id"])
+def test_mac_address_under_an_id_key_is_never_stored(scrubber: Scrubber, key: str) -> None:
+    """A device's MAC address is not an id to keep (the attack stored it under id keys)."""
+    fake = Faker()
+    leaks = []
+    for _ in range(30):
+        mac = fake.mac_address()
+        for value in (mac, mac.upper().replace(":", "-"), f"dev-{mac}"):
+            event = {
+                "type": "plan.started", "plan_id": "p-1", "goal": "sync devices",
+                "trace_metadata": {key: value},
+            }  # fmt: skip
+            if value in _stored(scrubber, event) or mac.lower() in _stored(scrubber, event):
+                leaks.append(value)
+    assert not leaks, f"{len(leaks)} stored, e.g. {leaks[:3]}"

@@ -50,6 +50,11 @@ _CARD_GROUPS = re.compile(
     r"(?<!\d)(?:\d{4}[-_:/|. ]){3}\d{4}(?!\d)|(?<!\d)\d{4}[-_:/|. ]\d{6}[-_:/|. ]\d{5}(?!\d)"
 )
 _DIGITS7 = re.compile(r"(?:\d\D*){7}")
+# A MAC address (a device's, so a person's): six hex pairs. Free text marks it DEVICE_ID; an
+# attack stored it under request_id, id and task_id, where ids are kept.
+_MAC = re.compile(
+    r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}(?![0-9A-Fa-f])"
+)
 _KEPT: set[str] = set()  # values judged kept (a pure function of the value), bounded
 _KEPT_MAX = 65_536
 
@@ -80,7 +85,7 @@ def _judge(value: str) -> bool:
 
 def _id_shaped(value: str, many_digits: bool) -> bool:
     """ASCII without whitespace, not a phone number's digits, not a credential's shape."""
-    if not value.isascii() or _WHITESPACE.search(value):
+    if not value.isascii() or _WHITESPACE.search(value) or _MAC.search(value):
         return False
     if many_digits and not value.isdigit() and _PHONE_SHAPED.fullmatch(value) and not _dated(value):
         return False
