@@ -54,6 +54,7 @@ FORMS: list[Callable[[str, str, str], str]] = [
     lambda lead, k, v: f"{lead} error: {k}={v}&page=2",
     lambda lead, k, v: f"status: 401 reason: {k}={v}",
     lambda lead, k, v: f"[{lead}] {k}: {v}; retrying",
+    lambda lead, k, v: f"{lead}: {k} = {v} (retry later)",
 ]
 
 

@@ -196,14 +196,12 @@ def _pairs(pattern: re.Pattern[str], text: str, key: int = 1) -> Iterator[re.Mat
 
     ``finditer`` resumes after a whole match, so in ``request failed: db_password=x`` the
     pair ``failed: db_password=x`` hid ``db_password=x``, and ``?q=https://a.b/c?sig=x`` hid
-    ``sig=x`` (an attack stored both secrets). When a match holds another ``=`` or ``:``
-    after its own, the search resumes right after its key instead."""
+    ``sig=x`` (an attack stored both secrets), and ``failed: db_password = x`` read
+    ``db_password`` as the value of ``failed``. So the search resumes right after each key."""
     pos = 0
     while (match := pattern.search(text, pos)) is not None:
         yield match
-        key_end = match.end(key)
-        rest = text[key_end : match.end()]
-        pos = key_end + 1 if rest.count("=") + rest.count(":") > 1 else match.end()
+        pos = match.end(key) + 1
 
 
 def _key_value_spans(text: str, out: list[Span]) -> None:
