@@ -55,6 +55,8 @@ FORMS: list[Callable[[str, str, str], str]] = [
     lambda lead, k, v: f"status: 401 reason: {k}={v}",
     lambda lead, k, v: f"[{lead}] {k}: {v}; retrying",
     lambda lead, k, v: f"{lead}: {k} = {v} (retry later)",
+    lambda lead, k, v: f"{lead}: {k} is {v} (retry later)",
+    lambda lead, k, v: f"{lead}, {k} was set to {v}",
 ]
 
 
@@ -142,6 +144,8 @@ def test_nested_pairs_keep_what_is_not_a_secret(scrubber: Scrubber) -> None:
         "GET /orders?status=open&page=2&sort=created_at:desc failed: status=500",
         "error: timeout: 30s at 12:30 (attempt=2)",
         "retry: reason=rate_limited: retry_after=30",
+        "auth is required; the token was revoked; password is too short",
+        "token_ttl is 3600 and session_timeout was set to 900",
     ]:
         event = {
             "type": "step.failed", "plan_id": "p-1", "step_id": "s1", "tool": "t",

@@ -96,7 +96,7 @@ SECRET_WORDS = (
 )
 _SECRET_WORD = re.compile(
     SECRET_WORDS
-    + r"(?:[는은]|\s+(?:is|was|set to|changed to|reset to|updated to|now|to))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
+    + r"(?:[는은]|\s+(?:(?:is |was )?(?:set|changed|reset|updated) to|is|was|now|to))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
     r"([^\s,;\"'<>]{3,64})"
 )
 SECRET_WORD_HINT = re.compile(SECRET_WORDS)
@@ -137,6 +137,8 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         _query_param_spans(text, out)
     if "=" in text or ":" in text:
         _key_value_spans(text, out)
+    if " is " in text or " was " in text or " to " in text:
+        _key_is_spans(text, out)
     if " -" in text or text.startswith("-"):
         cli_password_spans(text, out)
     if _LOGIN_HINT in found:
@@ -227,6 +229,28 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
         ):
             out.append((match.start(2), match.end(2), entity))
     _quoted_credential_spans(text, out)
+
+
+# "db_password is x", "AWS_SECRET_ACCESS_KEY was set to x": a credential key in prose (the
+# secret words match whole words only, and db_password is none)
+KEY_IS: re.Pattern[str] = re.compile(
+    r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]+"
+    r"(?:(?:is |was )?(?:set|changed|reset|updated) to|is|was)[ \t]+([^\s,;\"'<>]{3,64})"
+)
+
+
+def _key_is_spans(text: str, out: list[Span]) -> None:
+    """The value of a credential key written as prose, when it has a digit or a symbol (as
+    after a secret word and a space: "auth is required" keeps "required")."""
+    for match in _pairs(KEY_IS, text):
+        key, value = match.group(1), match.group(2)
+        if classify(key)[0] is not KeyClass.CREDENTIAL or value.startswith("["):
+            continue
+        if not _SYMBOL_OR_DIGIT.search(value) or (
+            NUMBER.fullmatch(value) and credential_quantity(key)
+        ):
+            continue
+        out.append((match.start(2), match.end(2), "CREDENTIAL"))
 
 
 def _quoted_credential_spans(text: str, out: list[Span]) -> None:
