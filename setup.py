@@ -41,7 +41,8 @@ COMPILED = [
         f"tracelake/scrub/{name}.py"
         for name in (
             "credentials", "dates", "detect", "digits", "email_forms", "freetext", "hangul",
-            "ids", "keys", "kr_address", "latin", "lowered", "national_ids", "policy",
+            "ids", "keys", "kr_address", "latin", "lowered", "national_ids", "pairs",
+            "password_words", "policy",
             "preview", "sources", "visible", "walk", "written",
         )
     ),

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from tracelake.scrub import hints, written
 from tracelake.scrub.keys import (
@@ -27,6 +26,7 @@ from tracelake.scrub.keys import (
     normalize,
 )
 from tracelake.scrub.lowered import compile_lowered, lowered
+from tracelake.scrub.pairs import key_is_spans, pairs
 from tracelake.scrub.written import (
     NO_VALUE,
     NUMBER,
@@ -138,7 +138,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     if "=" in text or ":" in text:
         _key_value_spans(text, out)
     if " is " in text or " was " in text or " to " in text:
-        _key_is_spans(text, out)
+        key_is_spans(text, out)
     if " -" in text or text.startswith("-"):
         cli_password_spans(text, out)
     if _LOGIN_HINT in found:
@@ -147,7 +147,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
 
 def _query_param_spans(text: str, out: list[Span]) -> None:
     """Query parameters the key rules hide, and short-named ones with a random value."""
-    for match in _pairs(_QUERY_PARAM, text, key=2):
+    for match in pairs(_QUERY_PARAM, text, key=2):
         kclass, entity = classify(match.group(2))
         if kclass in (KeyClass.CREDENTIAL, KeyClass.PERSON, KeyClass.PSEUDONYM):
             out.append((match.start(3), match.end(3), entity or "CREDENTIAL"))
@@ -192,25 +192,11 @@ _AUTH_SCHEMES = frozenset(("bearer", "basic", "token", "digest", "negotiate", "a
 _NEXT_TOKEN = re.compile(r"[ \t]+[^\s,;\"'<>]+")
 
 
-def _pairs(pattern: re.Pattern[str], text: str, key: int = 1) -> Iterator[re.Match[str]]:
-    """Every ``key=value`` match of *pattern* (its key: group *key*) in *text*, those inside
-    another's value too.
-
-    ``finditer`` resumes after a whole match, so in ``request failed: db_password=x`` the
-    pair ``failed: db_password=x`` hid ``db_password=x``, and ``?q=https://a.b/c?sig=x`` hid
-    ``sig=x`` (an attack stored both secrets), and ``failed: db_password = x`` read
-    ``db_password`` as the value of ``failed``. So the search resumes right after each key."""
-    pos = 0
-    while (match := pattern.search(text, pos)) is not None:
-        yield match
-        pos = match.end(key) + 1
-
-
 def _key_value_spans(text: str, out: list[Span]) -> None:
     """``password=hunter2``, ``token: abc``, ``user_id=kim.minjun``: the value of a
     credential, person-data or user-id key in free text, as the key rules judge the pair in a
     dict."""
-    for match in _pairs(KEY_VALUE, text):
+    for match in pairs(KEY_VALUE, text):
         key, value = match.group(1), match.group(2)
         kclass, entity = classify(key)
         if kclass is KeyClass.CREDENTIAL:
@@ -231,32 +217,10 @@ def _key_value_spans(text: str, out: list[Span]) -> None:
     _quoted_credential_spans(text, out)
 
 
-# "db_password is x", "AWS_SECRET_ACCESS_KEY was set to x": a credential key in prose (the
-# secret words match whole words only, and db_password is none)
-KEY_IS: re.Pattern[str] = re.compile(
-    r"(?:^|(?<=[\s,(\[{\"'=&;|]))([A-Za-z][A-Za-z0-9_.\-]{0,63})[ \t]+"
-    r"(?:(?:is |was )?(?:set|changed|reset|updated) to|is|was)[ \t]+([^\s,;\"'<>]{3,64})"
-)
-
-
-def _key_is_spans(text: str, out: list[Span]) -> None:
-    """The value of a credential key written as prose, when it has a digit or a symbol (as
-    after a secret word and a space: "auth is required" keeps "required")."""
-    for match in _pairs(KEY_IS, text):
-        key, value = match.group(1), match.group(2)
-        if classify(key)[0] is not KeyClass.CREDENTIAL or value.startswith("["):
-            continue
-        if not _SYMBOL_OR_DIGIT.search(value) or (
-            NUMBER.fullmatch(value) and credential_quantity(key)
-        ):
-            continue
-        out.append((match.start(2), match.end(2), "CREDENTIAL"))
-
-
 def _quoted_credential_spans(text: str, out: list[Span]) -> None:
     """The values of credential keys that KEY_VALUE does not read (see _CREDENTIAL_PAIR), and
     quoted values of person-data keys (name='jennifer gonzalez', "customer_name": "…")."""
-    for match in _pairs(_CREDENTIAL_PAIR, text):
+    for match in pairs(_CREDENTIAL_PAIR, text):
         group = 3 if match.group(3) is not None else 4
         entity = written_value_entity(match.group(1), match.group(group), group == 3)
         if entity is not None:

@@ -39,6 +39,7 @@ from tracelake.scrub import (
     latin,
     machine,
     national_ids,
+    pairs,
     written,
 )
 from tracelake.scrub.lowered import compile_lowered, lowered
@@ -116,7 +117,7 @@ _TRIGGERS_PATTERN = "|".join(
         r"(?<!\S)-(?:p\S|-?(?i:pass|pwd|user)|u\s)|(?i:sshpass|login|redis-cli|htpasswd|"
         r"secret|token|creds|credentials|log in|sign in|cookie|session)",
         credentials.KEY_VALUE.pattern,
-        credentials.KEY_IS.pattern,
+        pairs.KEY_IS.pattern,
         written.CLI_PASSWORD.pattern,
         credentials.LOGIN_PAIR.pattern,
         credentials.API_HINT.pattern,

@@ -14,6 +14,7 @@ import re
 from enum import Enum
 from functools import lru_cache
 
+from tracelake.scrub.password_words import PASSWORD_WORDS
 from tracelake.scrub.vocab import COMMON_WORDS
 
 
@@ -27,14 +28,6 @@ class KeyClass(Enum):
 
 _SEPARATORS = re.compile(r"[-_.\s]")
 
-# "password" in other languages, as a normalised key spells it (lower case, no separators);
-# also read in free text (``tracelake.scrub.credentials.SECRET_WORDS``).
-PASSWORD_WORDS = (
-    r"passwort|kennwort|senha|contrase(?:n|\u00f1)a|motdepasse|\u043f\u0430\u0440\u043e\u043b\u044c|"
-    r"has(?:l|\u0142)o|wachtwoord|(?:s|\u015f)ifre|salasana|l(?:o|\u00f6)senord|passord|"
-    r"adgangskode|heslo|jelsz(?:o|\u00f3)|\ube44\ubc00\ubc88\ud638|\ube44\ubc88|\ud328\uc2a4\uc6cc\ub4dc|"
-    r"\u30d1\u30b9\u30ef\u30fc\u30c9|\u5bc6\u7801|\u5bc6\u78bc|\u53e3\u4ee4|\u6697\u8a3c\u756a\u53f7"
-)
 
 # LLM usage counters (prompt_tokens, completion_tokens_details, max_tokens) are counts.
 _TOKEN_COUNTS = re.compile(r".*tokens(?:details)?$|^maxtokens?$|^tokencount$|^numtokens$")
@@ -304,15 +297,6 @@ def classify(key: str) -> tuple[KeyClass, str]:
     if re.search(r"shipto|billto|deliverto|sendto|mailto|destination|location|residence", norm):
         return KeyClass.PERSON, "KR_ADDRESS"
     return KeyClass.PLAIN, ""
-
-
-_PASSWORD_WORD = re.compile(PASSWORD_WORDS)
-
-
-def is_password_word(key: str) -> bool:
-    """Whether *key* is the word "password" in one of :data:`PASSWORD_WORDS`' languages: a
-    word, nothing personal (``パスワード`` was taken for a name and replaced)."""
-    return _PASSWORD_WORD.fullmatch(normalize(key)) is not None
 
 
 @lru_cache(maxsize=8192)

@@ -22,13 +22,13 @@ from tracelake.scrub.keys import (
     is_identifier_key,
     is_identifier_name,
     is_number_key,
-    is_password_word,
     is_quantity,
     is_reason_key,
     is_role_key,
     names_vocabulary,
     normalize,
 )
+from tracelake.scrub.password_words import is_password_word
 from tracelake.scrub.pseudonym import pseudonymize
 from tracelake.scrub.written import argv_credentials, named_pair
 
