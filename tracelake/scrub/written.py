@@ -25,8 +25,10 @@ from tracelake.scrub.lowered import compile_lowered
 
 Span = tuple[int, int, str]
 
-NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-NO_VALUE = frozenset(["none", "null", "nil", "n/a", "na", "-", "unknown", "empty", "true", "false"])
+NUMBER: re.Pattern[str] = re.compile(r"-?\d+(?:\.\d+)?")
+NO_VALUE: frozenset[str] = frozenset(
+    ["none", "null", "nil", "n/a", "na", "-", "unknown", "empty", "true", "false"]
+)
 
 
 # One-time codes in the forms a message writes them (a sixth fresh-context attack: 4-8 digits
@@ -70,7 +72,7 @@ _OTP_BEFORE = re.compile(
     r"|(?:est|es|é|è|ist) (?:votre|tu|seu|sua|il tuo|ihr)\b)"
     r"|(\d{5,8})\s+(?i:to (?:verify|log ?in|sign ?in|confirm|complete|reset|activate)\b))"
 )
-OTP_HINT = re.compile(
+OTP_HINT: re.Pattern[str] = re.compile(
     rf"(?i:{_OTP_WORDS}|code|c[oó]digo|codice|kod|m[aã]|is your|to (?:verify|log|sign|confirm|"
     r"complete|reset|activate)|est votre|es tu|é seu|è il tuo|ist ihr)"
 )
@@ -79,7 +81,7 @@ OTP_HINT = re.compile(
 # A capability token in a URL path after the word that says what it opens (a sixth attack:
 # /reset-password/0rRj1k0ARjPNDSV0, /magic/d79b43e8929ed067, /key/dK3jd9Xk2mP9qRtY7uV3wZ;
 # the long-token rule starts at 24 characters, secrets.token_urlsafe(16) is 22)
-PATH_SECRET = re.compile(
+PATH_SECRET: re.Pattern[str] = re.compile(
     r"/(?i:(?:reset|forgot|change|set|new)[-_]?password|password[-_]?reset|reset|recover(?:y)?|"
     r"magic(?:[-_]?links?)?|verify(?:[-_]?email)?|verification|confirm(?:ation)?|invites?|"
     r"invitations?|activate|activation|unsubscribe|tokens?|keys?|share|shared|secrets?|access|"
@@ -230,7 +232,7 @@ def named_pair(value: dict[Any, Any]) -> tuple[str, str, str] | None:
 
 # A password given on a command line: --password=x, --password x, -p x for sshpass, and the
 # glued -px of mysql/mariadb clients (mysql -uroot -pS3cret db); PGPASSWORD=x is a key=value.
-CLI_PASSWORD = re.compile(
+CLI_PASSWORD: re.Pattern[str] = re.compile(
     r"(?<!\S)--?(?i:[a-z._-]*(?:password|passwd|pass|pwd|secret|token))(?:=|\s+)([^\s\"']{1,128})"
     r"|(?<!\S)-p([^\s\"']{3,128})"
     r"|(?<!\S)(?:-u|--user|-U)\s*([^\s:\"']+[:%][^\s\"']+)"  # curl -u u:pw, smbclient -U u%pw
