@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, TextColumn, TransferSpeedColumn
 
+from tracelake import collector
 from tracelake.cli.common import DatabaseUrl, _progress, _settings, err, out
 from tracelake.cli.root import app
 from tracelake.console import emit_json, markup, say, table
@@ -39,6 +40,7 @@ def ingest(
     ingestor = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings)
     report = IngestReport()
     failure: BaseException | None = None
+    parts.scrubber.warm_up()  # built before collector.streaming() freezes it
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -46,7 +48,7 @@ def ingest(
         TextColumn("{task.fields[events]} events"),
     )
     try:
-        with _progress(*columns, transient=False) as progress:
+        with collector.streaming(), _progress(*columns, transient=False) as progress:
             for path in paths:
                 plain = path == "-" or _is_gzip(path)
                 size = None if plain else Path(path).stat().st_size

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from tracelake import __version__
+from tracelake import __version__, collector
 from tracelake.cli.common import err
 from tracelake.console import markup, say
 from tracelake.errors import TracelakeError
@@ -88,6 +88,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command; every error leaves here as a message and an exit code."""
+    collector.rarer()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if not sys.stdout.isatty():  # plain help when piped: no boxes
         app.rich_markup_mode = None

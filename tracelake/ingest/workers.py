@@ -19,7 +19,6 @@ Windows) workers are spawned. Pools are kept for the life of the process.
 from __future__ import annotations
 
 import atexit
-import gc
 import multiprocessing
 import os
 import sys
@@ -29,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from tracelake import collector
 from tracelake.errors import TracelakeError
 from tracelake.ingest.lines import Line
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
@@ -52,12 +52,12 @@ def _init() -> None:
     that forks without exec): full collections no longer traverse those long-lived objects,
     nor write to them and so copy the parent's pages into the child. Small in CPU (a 100k-line
     ingest: 0.19-0.20 s of collections per worker -> 0.06-0.10 s); only this worker process
-    is affected, and what it allocates later is collected as before.
+    is affected. Young objects are collected less often too (:mod:`tracelake.collector`).
     """
     from tracelake.scrub import Scrubber
 
     Scrubber(b"engine warm-up only, no pseudonyms").warm_up()
-    gc.freeze()
+    collector.settle()
 
 
 # A NamedTuple pickles through its Python-level __new__ (about 3 us each way for Ready's
