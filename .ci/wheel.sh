@@ -51,5 +51,5 @@ env -u PYTHONPATH "$work/venv/bin/python" - <<'PY'
 import sys, tracelake.scrub.walk as walk
 sys.exit(0 if walk.__file__.endswith(".so") else f"not compiled: {walk.__file__}")
 PY
-env -u PYTHONPATH "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -o addopts="" tests/scrub tests/ingest tests/codec
-echo "the compiled modules passed tests/scrub, tests/ingest and tests/codec"
+env -u PYTHONPATH "$work/venv/bin/python" -m pytest -q -p no:cacheprovider -o addopts="" tests/scrub tests/ingest tests/codec tests/store
+echo "the compiled modules passed tests/scrub, tests/ingest, tests/codec and tests/store"

@@ -9,7 +9,7 @@ dist="$(mktemp -d)"
 trap 'rm -rf "$dist"' EXIT
 rm -rf build
 "$PYTHON" -m pip wheel --quiet --no-deps -w "$dist" .
-rm -rf build .venv-compiled
-"$PYTHON" -m venv .venv-compiled
-.venv-compiled/bin/pip install --quiet "$dist"/tracelake-*.whl
-echo "installed: $(.venv-compiled/bin/tracelake --version) in .venv-compiled"
+rm -rf build "${VENV:-.venv-compiled}"
+"$PYTHON" -m venv "${VENV:-.venv-compiled}"
+"${VENV:-.venv-compiled}"/bin/pip install --quiet "$dist"/tracelake-*.whl
+echo "installed: $("${VENV:-.venv-compiled}"/bin/tracelake --version) in ${VENV:-.venv-compiled}"
