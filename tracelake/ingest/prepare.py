@@ -95,9 +95,10 @@ class Preparer:
         already (a re-ingest, another worker met it first) is scrubbed again, with the stored
         one. Nothing made with a provisional secret is memoised, so no other line is touched.
         """
+        now = datetime.now(UTC)  # one time per chunk: its lines arrived together
         subjects = _subjects(self.key)
         if subjects is None:
-            return [self.line(line) for line in lines]
+            return [self.line(line, now) for line in lines]
         if subjects.forgotten != self._forgotten:  # an erasure: safe ids may hold its secret
             self._forgotten = subjects.forgotten
             self._safe_ids.clear()
@@ -106,7 +107,7 @@ class Preparer:
         ends: list[int] = []  # subjects.used[ends[i - 1]:ends[i]]: what line i used
         try:
             for line in lines:
-                out.append(self.line(line))
+                out.append(self.line(line, now))
                 ends.append(len(subjects.used))
         finally:
             wrong = subjects.settle()
@@ -114,12 +115,12 @@ class Preparer:
             used, start = subjects.used, 0
             for i, end in enumerate(ends):
                 if start < end and not wrong.isdisjoint(used[start:end]):
-                    out[i] = self.line(lines[i])
+                    out[i] = self.line(lines[i], now)
                 start = end
         return out
 
-    def line(self, line: Line) -> Ready | Rejected:
-        now = datetime.now(UTC)
+    def line(self, line: Line, now: datetime | None = None) -> Ready | Rejected:
+        now = now or datetime.now(UTC)
         try:
             obj = parse_line(line, self.max_bytes, self.max_depth, self.key)
             inbound = classify(obj)

@@ -4,6 +4,7 @@ tab, newline and CR escaped), columns in ``store.appender.COLUMNS`` order."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from tracelake.store.records import EncodedEvent
 
@@ -26,7 +27,12 @@ def _json_text(value: str) -> str:
 def copy_text(rows: Sequence[EncodedEvent]) -> bytes:
     """Rows in COPY text format, columns in :data:`COLUMNS` order."""
     out = []
+    # the rows of one ingest chunk share their recorded_at object: formatted once
+    when: datetime | None = None
+    when_text = ""
     for e in rows:
+        if e.recorded_at is not when:
+            when, when_text = e.recorded_at, e.recorded_at.isoformat()
         out.append(
             "\t".join(
                 (
@@ -39,7 +45,7 @@ def copy_text(rows: Sequence[EncodedEvent]) -> bytes:
                     _text(e.step_id),
                     _text(e.tool),
                     _text(e.collection_id),
-                    e.recorded_at.isoformat(),
+                    when_text,
                     e.content_hash,
                     _json_text(e.payload_json),
                     "\\N" if e.redactions_json is None else _json_text(e.redactions_json),
