@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tracelake import codec
 from tracelake.runners import InboundEvent
 from tracelake.runners.registry import columns_of
+from tracelake.scrub.ids import uuid_id
 from tracelake.scrub.pseudonym import note_provisional, subject_key
 from tracelake.store import column_keys
 from tracelake.store.records import EncodedEvent, NewEvent, QuarantineItem, hash_payload
@@ -88,6 +89,8 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
     nothing in it, else a keyed pseudonym (still stable, so runs still group and dedupe)."""
     if value is None:
         return None
+    if uuid_id(value):  # req-<uuid>: nothing personal can be in it (scrub.ids)
+        return value
     try:
         # As written, and with id separators as spaces ("req-010-1234-5678" hides a phone).
         variants = {value, _ID_SEPARATORS.sub(" ", value)}

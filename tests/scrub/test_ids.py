@@ -9,6 +9,7 @@ and the id shapes the learner needs kept.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -354,3 +355,48 @@ def test_a_passport_number_after_a_passport_word_of_another_language_is_replaced
     number = Faker().bothify("?########").upper()
     out = scrubber.scrub_text(f"{label}{number} 확인")
     assert number not in out and number[1:] not in out, out
+
+
+@pytest.mark.parametrize("prefix", ["req", "run", "trace", "span", "chatcmpl", "session", "evt"])
+@pytest.mark.parametrize("glue", ["-", "_"])
+def test_a_uuid_behind_an_id_word_is_kept_at_once(scrubber: Scrubber, prefix: str, glue: str) -> None:
+    """req-<uuid> and its kind skip the id pass and the free-text rules (~130 us a new id);
+    a UUID whose first or last group is digits alone (a phone's length) is judged in full."""
+    uuid = Faker().uuid4()
+    while re.search(r"(?<![0-9a-f])[0-9]{8,}(?![0-9a-f])", uuid):
+        uuid = Faker().uuid4()
+    value = f"{prefix}{glue}{uuid}"
+    out = _scrub_ids(scrubber, {"request_id": value, "id": value})["_preview"]
+    assert out == {"request_id": value, "id": value}
+    assert safe_identifier(scrubber, KEY, value) == value
+
+
+@pytest.mark.parametrize("locale", ["en_US", "de_DE", "fr_FR", "ko_KR", "ja_JP", "pt_BR"])
+@pytest.mark.parametrize("glue", ["-", "_", ":", "|", "/"])
+def test_an_e_mail_glued_to_an_id_is_replaced(scrubber: Scrubber, locale: str, glue: str) -> None:
+    """jane.doe@example.com-<uuid> under an id key: the recognizers want a boundary after the
+    domain, and reading "." as a space broke the address; both were kept before."""
+    fake = Faker(locale)
+    email = fake.email()
+    for value in (f"{email}{glue}{fake.uuid4()}", f"{email}{glue}{fake.random_int(1, 10**6)}"):
+        out = _scrub_ids(scrubber, {"request_id": value, "session_id": value})["_preview"]
+        assert email not in json.dumps(out, ensure_ascii=False), value
+        stored = safe_identifier(scrubber, KEY, value)
+        assert stored is not None and email not in stored, value
+
+
+@pytest.mark.parametrize("glue", ["-", "_"])
+def test_a_card_or_a_phone_inside_a_word_uuid_is_not_kept(scrubber: Scrubber, glue: str) -> None:
+    fake = Faker()
+    card = fake.credit_card_number(card_type="visa16")
+    groups = [card[i : i + 4] for i in range(0, 16, 4)]
+    hidden = [
+        f"req{glue}{fake.lexify('????', letters='abcdef')}{groups[0]}-{groups[1]}-{groups[2]}-{groups[3]}-"
+        f"{fake.hexify('^' * 12)}",
+        f"req{glue}0{fake.numerify('#' * 7)}-{fake.uuid4()[9:]}",  # a phone's digits
+    ]
+    for value in hidden:
+        stored = safe_identifier(scrubber, KEY, value)
+        assert stored is not None and stored.startswith("psn_"), value
+    out = _scrub_ids(scrubber, {"request_id": hidden[0]})["_preview"]["request_id"]
+    assert out.startswith("psn_"), hidden[0]
