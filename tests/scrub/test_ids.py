@@ -359,7 +359,9 @@ def test_a_passport_number_after_a_passport_word_of_another_language_is_replaced
 
 @pytest.mark.parametrize("prefix", ["req", "run", "trace", "span", "chatcmpl", "session", "evt"])
 @pytest.mark.parametrize("glue", ["-", "_"])
-def test_a_uuid_behind_an_id_word_is_kept_at_once(scrubber: Scrubber, prefix: str, glue: str) -> None:
+def test_a_uuid_behind_an_id_word_is_kept_at_once(
+    scrubber: Scrubber, prefix: str, glue: str
+) -> None:
     """req-<uuid> and its kind skip the id pass and the free-text rules (~130 us a new id);
     a UUID whose first or last group is digits alone (a phone's length) is judged in full."""
     uuid = Faker().uuid4()

@@ -44,8 +44,47 @@ _OPAQUE = re.compile(
 _WORD_UUID = re.compile(rf"(?:([A-Za-z]{{1,16}})[-_:.])?({_UUID})")
 _DIGIT_GROUP8 = re.compile(r"(?<![0-9A-Fa-f])\d{8,}(?![0-9A-Fa-f])")
 _ID_ABBREVIATIONS = frozenset(
-    "req evt msg sess txn tx conv resp op obj span trc cmpl chatcmpl thr sub cus ch pi pm "
-    "in ii si seti src acct ord inv wh evnt ws conn ctx corr cid rid tid sid uid".split()
+    [
+        "req",
+        "evt",
+        "msg",
+        "sess",
+        "txn",
+        "tx",
+        "conv",
+        "resp",
+        "op",
+        "obj",
+        "span",
+        "trc",
+        "cmpl",
+        "chatcmpl",
+        "thr",
+        "sub",
+        "cus",
+        "ch",
+        "pi",
+        "pm",
+        "in",
+        "ii",
+        "si",
+        "seti",
+        "src",
+        "acct",
+        "ord",
+        "inv",
+        "wh",
+        "evnt",
+        "ws",
+        "conn",
+        "ctx",
+        "corr",
+        "cid",
+        "rid",
+        "tid",
+        "sid",
+        "uid",
+    ]
 )
 _WHITESPACE = re.compile(r"\s")
 # digits in phone punctuation, an extension allowed: +44(0)289018125, 874.655.7385x4073
