@@ -33,7 +33,8 @@ TEXT_KEYS = [
 DICT_KEYS = [
     "비밀번호", "비번", "패스워드", "Passwort", "Kennwort", "senha", "パスワード", "密码", "密碼",
     "contraseña", "şifre", "mot_de_passe", "Пароль", "hasło", "wachtwoord", "passord", "heslo",
-    "jelszó", "sig",
+    "jelszó", "sig", "كلمة_المرور", "סיסמה", "รหัสผ่าน", "पासवर्ड", "mật_khẩu", "kata_sandi",
+    "parolă", "парола", "lozinka", "slaptažodis", "parool", "contrasenya",
 ]  # fmt: skip
 LOCALES = ["en_US", "de_DE", "fr_FR", "es_ES", "pt_BR", "ru_RU", "pl_PL", "tr_TR", "ko_KR"]
 
@@ -169,3 +170,27 @@ def test_mac_address_under_an_id_key_is_never_stored(scrubber: Scrubber, key: st
             if value in _stored(scrubber, event) or mac.lower() in _stored(scrubber, event):
                 leaks.append(value)
     assert not leaks, f"{len(leaks)} stored, e.g. {leaks[:3]}"
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(min_value=1, max_value=2**31 - 1))
+def test_secret_in_an_xml_element_named_in_any_script_is_never_stored(
+    scrubber: Scrubber, seed: int
+) -> None:
+    """<şifre>, <パスワード>, <รหัสผ่าน>: element names were read as ASCII only, and a Han/kana
+    name became a [PERSON] run before the element was judged (session 15's attack)."""
+    rng = random.Random(seed)
+    fake = Faker(LOCALES)
+    fake.seed_instance(seed)
+    leaks = []
+    for key in DICT_KEYS:
+        for secret in _secrets(fake, rng):
+            xml = f"<{key}>{secret}</{key}>"
+            for message in (xml, f"config rejected: <cfg><user>svc</user>{xml}</cfg>"):
+                event = {
+                    "type": "step.failed", "plan_id": "p-1", "step_id": "s1", "tool": "login",
+                    "error": message,
+                }  # fmt: skip
+                if secret in _stored(scrubber, event):
+                    leaks.append(message)
+    assert not leaks, f"seed {seed}: {len(leaks)} stored, e.g. {leaks[:4]}"

@@ -125,7 +125,7 @@ _TRIGGERS_PATTERN = "|".join(
         credentials.SECRET_WORDS,
         written.OTP_HINT.pattern,
         written.PATH_SECRET.pattern,
-        r"</[A-Za-z]|/>",  # XML (credentials.XML_ELEMENT: a backreference, no hint)
+        r"</[^\s\d/<>]|/>",  # XML, element names in any script (credentials.XML_ELEMENT: a backreference, no hint)
         r"[A-Za-z][\"'][ \t]*[=:]",  # a quoted key ('name': '…'; _CREDENTIAL_PAIR: idem)
     )
 )
@@ -238,6 +238,8 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     if not ((has_hangul and _ADDRESS_HINT.search(text)) or has_cjk or has_uncased):
         return text, ()
     spans: list[Span] = []
+    if "</" in text:  # <パスワード>x</パスワード>: judged before its name becomes a run
+        written.xml_element_spans(text, spans)
     if has_hangul:
         spans.extend((a, b, "KR_ADDRESS") for a, b in kr_address.address_spans(text))
     if has_cjk:

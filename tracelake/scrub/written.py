@@ -123,17 +123,18 @@ def path_secret_spans(text: str, out: list[Span]) -> None:
 
 
 # An XML element whose name the key rules know (<password>x</password>, <customerName>...)
+# Element names in any script, combining marks included (<şifre>, <пароль>, <รหัสผ่าน>).
 XML_ELEMENT = re.compile(
-    r"<([A-Za-z][\w.:-]{0,63})(?:\s[^<>]{0,256})?>(?:<!\[CDATA\[)?([^<\]]{1,512})(?:\]\]>)?</\1\s*>"
+    r"<([^\W\d_][^\s<>/=\"']{0,63})(?:\s[^<>]{0,256})?>(?:<!\[CDATA\[)?([^<\]]{1,512})(?:\]\]>)?</\1\s*>"
 )
 # a setting in attributes or named by one: <add key="DbPassword" value="…"/>, <property
 # name="db.password" value="…"/>, <param name="password">…</param>
 _XML_ATTR_PAIR = re.compile(
-    r"<[A-Za-z][\w.:-]*\s[^<>]{0,128}?\b(?:key|name)\s*=\s*[\"']([^\"'<>]{1,64})[\"']"
+    r"<[^\W\d_][^\s<>/=\"']*\s[^<>]{0,128}?\b(?:key|name)\s*=\s*[\"']([^\"'<>]{1,64})[\"']"
     r"[^<>]{0,128}?\bvalue\s*=\s*[\"']([^\"'<>]{0,256})[\"']"
 )
 _XML_NAMED = re.compile(
-    r"<([A-Za-z][\w.:-]{0,63})\s[^<>]{0,128}?\bname\s*=\s*[\"']([^\"'<>]{1,64})[\"'][^<>]{0,128}>"
+    r"<([^\W\d_][^\s<>/=\"']{0,63})\s[^<>]{0,128}?\bname\s*=\s*[\"']([^\"'<>]{1,64})[\"'][^<>]{0,128}>"
     r"(?:<!\[CDATA\[)?([^<\]]{1,512})(?:\]\]>)?</\1\s*>"
 )
 
