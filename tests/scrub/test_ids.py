@@ -402,3 +402,27 @@ def test_a_card_or_a_phone_inside_a_word_uuid_is_not_kept(scrubber: Scrubber, gl
         assert stored is not None and stored.startswith("psn_"), value
     out = _scrub_ids(scrubber, {"request_id": hidden[0]})["_preview"]["request_id"]
     assert out.startswith("psn_"), hidden[0]
+
+
+@pytest.mark.parametrize(
+    ("locale", "what"),
+    [
+        ("de_DE", "iban"),  # DE + 20 digits: all hex, taken for a digest before
+        ("nl_BE", "iban"),
+        ("de_AT", "iban"),
+        ("fi_FI", "ssn"),  # a HETU with the century sign A: hex digits too
+        ("it_IT", "ssn"),  # a codice fiscale
+        ("en_GB", "ssn"),  # a NINO
+    ],
+)
+def test_a_bank_account_or_national_id_under_an_id_key_is_replaced(
+    scrubber: Scrubber, locale: str, what: str
+) -> None:
+    fake = Faker(locale)
+    kept = []
+    for _ in range(25):
+        value = getattr(fake, what)()
+        out = _scrub_ids(scrubber, {"request_id": value, "id": value})["_preview"]
+        if value in out.values():
+            kept.append(value)
+    assert not kept, f"{len(kept)} of 25 kept, e.g. {kept[:3]}"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 
+from tracelake.scrub import national_ids
 from tracelake.scrub.credentials import credential_shaped
 from tracelake.scrub.detect import detect, luhn_ok, recent_date_digits
 
@@ -86,6 +87,9 @@ _ID_ABBREVIATIONS = frozenset(
         "uid",
     ]
 )
+# An IBAN of a country whose code is hex letters and whose account is digits (DE, BE, AE):
+# all hex, so it looked like an upper-case digest and skipped the id pass
+_IBAN_SHAPED = re.compile(r"[A-Za-z]{2}\d{12,32}")
 _WHITESPACE = re.compile(r"\s")
 # digits in phone punctuation, an extension allowed: +44(0)289018125, 874.655.7385x4073
 _PHONE_SHAPED = re.compile(r"[+(]*\d[\d().+/-]*(?:(?:x|ext\.?)\d{1,6})?")
@@ -129,8 +133,8 @@ def kept_as_id(value: str, *, number: bool = False) -> bool:
 def _judge(value: str) -> bool:
     if not value or len(value) > MAX_ID:
         return False
-    if _OPAQUE.fullmatch(value):
-        return True
+    if _OPAQUE.fullmatch(value) and not _IBAN_SHAPED.fullmatch(value):
+        return not national_ids.distinct_shape(value)  # 220514A5054: a HETU is hex too
     if uuid_id(value):
         return True
     many_digits = _DIGITS7.search(value) is not None
@@ -158,6 +162,8 @@ def uuid_id(value: str) -> bool:
 def _id_shaped(value: str, many_digits: bool) -> bool:
     """ASCII without whitespace, not a phone number's digits, not a credential's shape."""
     if not value.isascii() or _WHITESPACE.search(value) or _MAC.search(value):
+        return False
+    if national_ids.distinct_shape(value):  # a codice fiscale, a HETU, a NINO as the id
         return False
     if many_digits and not value.isdigit() and _PHONE_SHAPED.fullmatch(value) and not _dated(value):
         return False

@@ -130,6 +130,13 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         _shape_spans(text, out)
 
 
+def distinct_shape(text: str) -> bool:
+    """Whether *text* holds a shape that is a national id without a checksum to tell (a
+    codice fiscale, a HETU, a NINO, ...; not the Taiwanese and Spanish ones, whose shapes
+    product codes share: ``G170982173``)."""
+    return _SHAPES.search(text) is not None
+
+
 def shaped(text: str) -> bool:
     """Whether *text* holds one of the shapes above (a code-like token that is one:
     ``PSSDNI93T63F987K``, ``lookup:K121074313``)."""
