@@ -51,6 +51,10 @@ SESSION_COOKIE_RE = (
 # Any IBAN by its shape (country, check digits, 11-30 characters, spaced in fours or not):
 # checksums are not verified, so a mistyped IBAN is replaced too.
 IBAN_RE = r"(?-i)(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}(?![A-Za-z0-9])"
+# An IBAN written in lower case (nl91abna0417164300): only with a valid checksum (ISO 13616's
+# mod 97), since lower-case tokens of this shape are common in ids and hashes.
+# Unspaced: a spaced one would take the next word in (``nl91abna0417164300 thanks``).
+IBAN_LOWER_RE = r"(?-i)(?<![A-Za-z0-9])[a-z]{2}\d{2}[a-z0-9]{11,30}(?![A-Za-z0-9])"
 URL_CREDENTIAL_RE = r"(?<=://)[^/\s:@]+:[^/\s@]*@"
 LONG_HEX_RE = r"(?<![A-Za-z0-9])[A-Fa-f0-9]{32,}(?![A-Za-z0-9])"
 LONG_B64_RE = r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_-])"
@@ -91,6 +95,10 @@ def _build() -> Any:
     class _SecretRecognizer(PatternRecognizer):
         def validate_result(self, pattern_text: str) -> bool | None:
             return mixed_enough(pattern_text)
+
+    class _IbanChecksumRecognizer(PatternRecognizer):
+        def validate_result(self, pattern_text: str) -> bool | None:
+            return iban_checksum_ok(pattern_text)
 
     class _Ipv6Recognizer(PatternRecognizer):
         """IPv6 that presidio's pattern misses: followed by a colon (``calling <ip>: timeout``)
@@ -133,6 +141,11 @@ def _build() -> Any:
         pattern("KR_ADDRESS", KR_ADDRESS_RE, 0.8),
         pattern("URL_CREDENTIAL", URL_CREDENTIAL_RE, 0.95),
         pattern("IBAN", IBAN_RE, 0.9),
+        _IbanChecksumRecognizer(
+            supported_entity="IBAN",
+            patterns=[Pattern("iban lower case", IBAN_LOWER_RE, 0.9)],
+            supported_language=LANGUAGE,
+        ),
         _Ipv6Recognizer(
             supported_entity="IP_ADDRESS",
             patterns=[Pattern("ipv6", IPV6_RE, 0.9)],
@@ -152,6 +165,15 @@ def _build() -> Any:
         supported_languages=[LANGUAGE],
         default_score_threshold=SCORE_THRESHOLD,
     )
+
+
+def iban_checksum_ok(text: str) -> bool:
+    """ISO 13616's check: the country and check digits moved to the end, letters as 10-35,
+    the number mod 97 is 1."""
+    compact = text.replace(" ", "").upper()
+    moved = compact[4:] + compact[:4]
+    digits = "".join(str(int(c, 36)) for c in moved)
+    return len(compact) >= 15 and int(digits) % 97 == 1
 
 
 def get_engine() -> Any:

@@ -51,7 +51,10 @@ _IPV4 = re.compile(r"\d(?<!\w\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b")
 _IPV6 = re.compile(
     r"[0-9a-fA-F](?<!\w[0-9a-fA-F])[0-9a-fA-F]{0,3}:[0-9a-fA-F]{0,4}:[0-9a-fA-F]*:?[0-9a-fA-F]+\b"
 )
-_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}\s?[A-Z0-9]{4}")
+_IBAN = re.compile(
+    r"[A-Z](?<![A-Za-z0-9][A-Z])[A-Z]\d{2}\s?[A-Z0-9]{4}"
+    r"|[a-z](?<![A-Za-z0-9][a-z])[a-z]\d{2}[a-z0-9]{11}"  # lower case (checksum checked)
+)
 _DIGIT_RUN = re.compile(r"\d(?:[\s-]?\d){9,18}")
 _PASSPORT = re.compile(
     r"[MmSsRrOoDd](?<![A-Za-z0-9][MmSsRrOoDd])\d{3}(?:[A-Za-z]\d{4}|\d{5})(?!\d)"
