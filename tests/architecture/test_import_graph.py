@@ -16,7 +16,7 @@ from tests.architecture.import_graph import find_cycles, imports, unit_edges, un
 
 # Lowest first. A unit may import units of its own layer (without a cycle) or of lower ones.
 LAYERS: list[tuple[str, ...]] = [
-    ("tracelake", "errors", "codec", "config", "forksafe"),  # `tracelake`: only __version__
+    ("tracelake", "errors", "codec", "config", "forksafe", "collector"),  # `tracelake`: __version__
     ("runners",),
     ("scrub",),
     ("store",),
