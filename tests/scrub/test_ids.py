@@ -480,3 +480,26 @@ def test_a_card_in_an_id_behind_any_separator_is_replaced(scrubber: Scrubber, se
     value = "req-" + sep.join(card[i : i + 4] for i in range(0, 16, 4))
     out = _scrub_ids(scrubber, {"request_id": value})["_preview"]["request_id"]
     assert out.startswith("psn_"), value
+
+
+@pytest.mark.parametrize("locale", ["fr_FR", "es_ES", "en_US", "de_DE", "it_IT", "en_GB"])
+def test_an_international_phone_glued_into_an_id_is_replaced(
+    scrubber: Scrubber, locale: str
+) -> None:
+    """id+33(0)634827465_1, run_+34986170865-x (the eighth attack: 117 of 120 kept)."""
+    fake = Faker(locale)
+    kept = []
+    for _ in range(10):
+        phone = fake.phone_number().replace(" ", "")
+        phone = phone if phone.startswith("+") else "+" + phone.lstrip("0")
+        for value in (f"id{phone}_1", f"run_{phone}-x", f"cb{phone}"):
+            out = _scrub_ids(scrubber, {"request_id": value})["_preview"]["request_id"]
+            if phone in out:
+                kept.append(value)
+    assert not kept, kept[:3]
+
+
+def test_a_plus_before_a_date_or_a_short_number_is_still_an_id(scrubber: Scrubber) -> None:
+    values = ["pkg+20260725", "v1.2.3+build.5", "req+12", "c++17-build-3"]
+    out = _scrub_ids(scrubber, {f"k{i}_id": v for i, v in enumerate(values)})["_preview"]
+    assert list(out.values()) == values

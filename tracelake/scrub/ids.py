@@ -61,6 +61,8 @@ _ID_WORDS = frozenset([
 # An IBAN of a country whose code is hex letters and whose account is digits (DE, BE, AE):
 # all hex, so it looked like an upper-case digest and skipped the id pass
 _IBAN_SHAPED = re.compile(r"[A-Za-z]{2}\d{12,32}")
+# an international number glued into an id: "+", then eight digits or more in phone punctuation
+_PLUS_PHONE = re.compile(r"\+[(]?\d(?:[\d().\-/]?\d){7,}")
 _WHITESPACE = re.compile(r"\s")
 # digits in phone punctuation, an extension allowed: +44(0)289018125, 874.655.7385x4073
 _PHONE_SHAPED = re.compile(r"[+(]*\d[\d().+/-]*(?:(?:x|ext\.?)\d{1,6})?")
@@ -136,6 +138,12 @@ def _id_shaped(value: str, many_digits: bool) -> bool:
     if not value.isascii() or _WHITESPACE.search(value) or _MAC.search(value):
         return False
     if national_ids.distinct_shape(value):  # a codice fiscale, a HETU, a NINO as the id
+        return False
+    # id+33(0)634827465_1, cb+1-938-660-0518 (not pkg+20260725)
+    plus_phone = "+" in value and any(
+        not _dated(m.group(0)[1:]) for m in _PLUS_PHONE.finditer(value)
+    )
+    if plus_phone:
         return False
     if many_digits and not value.isdigit() and _PHONE_SHAPED.fullmatch(value) and not _dated(value):
         return False
