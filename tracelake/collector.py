@@ -37,6 +37,16 @@ def settle() -> None:
     rarer()
 
 
+def leaving() -> None:
+    """The process is about to exit: freeze what is alive, so the interpreter's exit does not
+    collect over the whole heap (after a 100,000-line ingest printed its summary, exiting
+    took 0.38-0.47 s, 0.07 s with this). Exit handlers and module teardown still run and free
+    what they free; only objects in reference cycles alive now are left to the exit itself,
+    which CPython never promised to finalize (the data model's ``__del__`` note). For a
+    process that ends now: the command line's ``main``, never a runner embedding the sink."""
+    gc.freeze()
+
+
 @contextmanager
 def streaming() -> Iterator[None]:
     """:func:`settle` for the duration of the block, the previous settings back after it

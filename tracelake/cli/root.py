@@ -87,7 +87,19 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the command; every error leaves here as a message and an exit code."""
+    """Run the command; every error leaves here as a message and an exit code.
+
+    Without *argv* this process is the command, and it ends here: what is alive is frozen
+    (:func:`tracelake.collector.leaving`) so the interpreter's exit does not walk it again.
+    """
+    try:
+        _main(argv)
+    finally:
+        if argv is None:
+            collector.leaving()
+
+
+def _main(argv: list[str] | None) -> None:
     collector.rarer()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if not sys.stdout.isatty():  # plain help when piped: no boxes
