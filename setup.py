@@ -42,7 +42,7 @@ COMPILED = [
         for name in (
             "credentials", "dates", "detect", "digits", "email_forms", "freetext", "hangul",
             "ids", "keys", "kr_address", "latin", "lowered", "national_ids", "pairs",
-            "password_words", "policy",
+            "password_words", "policy", "registrations",
             "preview", "sources", "visible", "walk", "written",
         )
     ),

@@ -341,9 +341,12 @@ def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:
     digits = _NON_DIGIT.sub("", run)
     if len(digits) < 7:
         return
-    if _recent_date_first(run, digits):
+    start = match.start()
+    before = text[max(0, start - 24) : start]
+    if _recent_date_first(run, digits) and not _PII_WORD.search(before):
         # an id that starts with a recent date (20260725123, 20260725-001), unless a long
-        # number follows the date (20240115 110-123-456789: a date, then an account)
+        # number follows the date (20240115 110-123-456789: a date, then an account), or a
+        # card or account word is before it (card 2022103041285604: a card number)
         rest = _AFTER_DATE.match(run)
         if rest is not None and len(_NON_DIGIT.sub("", rest.group(1))) >= 7:
             start = match.start() + rest.start(1)
@@ -352,8 +355,6 @@ def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:
     dashed = run.translate(_TO_DASH)
     if dates.DATE_SHAPE.fullmatch(dashed) or _YEAR_RANGE.fullmatch(dashed):
         return  # a date or timestamp (the date rule decides), or a range of years
-    start = match.start()
-    before = text[max(0, start - 24) : start]
     if _kept(text, run, digits, start, before):
         return
     out.append((start, start + len(run), _digit_entity(run, digits, before)))

@@ -40,6 +40,7 @@ from tracelake.scrub import (
     machine,
     national_ids,
     pairs,
+    registrations,
     written,
 )
 from tracelake.scrub.lowered import compile_lowered, lowered
@@ -180,6 +181,7 @@ def _hinted_spans(text: str, found: hints.Found, spans: list[Span]) -> None:
     """National ids, credentials, e-mail forms and machine text, each behind its hint
     (*found*: the hints of the lower-cased text, :mod:`tracelake.scrub.hints`)."""
     national_ids.spans(text, spans, found)
+    registrations.spans(text, spans, found)
     if _TRIGGERS in found:
         credentials.spans(text, spans, found)
     if _EMAIL_HINT in found:
@@ -204,6 +206,7 @@ def _plain_token(text: str) -> bool:
         and _DIGIT_SEGMENT.search(text) is None
         and not digits.glued_run(text)
         and not national_ids.shaped(text)
+        and not registrations.shaped(text)
     )
 
 

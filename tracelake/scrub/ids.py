@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 
 from tracelake.scrub import national_ids
-from tracelake.scrub.credentials import credential_shaped
+from tracelake.scrub.credentials import credential_shaped, sensitive_key
 from tracelake.scrub.detect import detect, luhn_ok, recent_date_digits
 
 MAX_ID = 256
@@ -115,6 +115,8 @@ def _judge(value: str) -> bool:
         return not national_ids.distinct_shape(value)  # 220514A5054: a HETU is hex too
     if uuid_id(value):
         return True
+    if _credential_uuid(value):
+        return False
     many_digits = _DIGITS7.search(value) is not None
     return _id_shaped(value, many_digits) and _nothing_found(value, many_digits)
 
@@ -131,6 +133,22 @@ def uuid_id(value: str) -> bool:
     if word is not None and word.lower() not in _ID_WORDS:
         return False
     return _DIGITS7_ROW.search(uuid.replace("-", "")) is None
+
+
+def _credential_uuid(value: str) -> bool:
+    """A UUID behind a credential's word (``session_<uuid>``, ``auth_<uuid>``, ``sess-<uuid>``):
+    a session or a capability token, never kept as an id (session 16's attack)."""
+    found = _WORD_UUID.fullmatch(value)
+    if found is None or found.group(1) is None:
+        return False
+    word = found.group(1)
+    return word.lower() in _CREDENTIAL_WORDS or sensitive_key(word)
+
+
+_CREDENTIAL_WORDS = frozenset([
+    "sess", "otp", "pw", "pwd", "pass", "bearer", "jwt", "refresh", "access", "magic",
+    "reset", "invite", "sig", "hmac", "priv", "key", "apikey", "csrf", "xsrf", "cookie", "login",
+])  # fmt: skip
 
 
 def _id_shaped(value: str, many_digits: bool) -> bool:

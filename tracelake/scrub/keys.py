@@ -37,7 +37,7 @@ _CREDENTIAL = re.compile(
     r"anthropic|stripe|github|slack|aws|service|webhook|app|admin|root|account|storage|shared|"
     r"sas|subscription)key$|auth$|"
     r"passcode|passkey|passphrase|credential|"
-    r"privatekey|accesskey|signature|^session$|sessioncookie|sessiontoken|sessionkey|csrf|xsrf|"
+    r"privatekey|accesskey|signature|^session$|^sess$|sessioncookie|sessiontoken|sessionkey|csrf|xsrf|"
     r"^otp$|otpcode|^pin$|pincode|^cvc$|^cvv$|securitycode|clientsecret|^auth$|^jwt$|"
     # one-time codes, PINs and card security codes (sms_code, card_pin, card_cvv, totp)
     r"(?:verification|verify|auth|mfa|twofa|tfa|sms|email|access|reset|recovery|confirmation|"
@@ -99,7 +99,8 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
             r"^(?:id|identity|travel|national)?doc(?:ument)?(?:no|num|number)$|traveldoc|"
             r"iddocument|identitydocument|^id(?:no|num|number)$|identity(?:no|num|number|card)|"
             r"^(?:dni|nie|nif|cpf|curp|nino|pesel|bsn|mynumber)$|taxid|"
-            r"nationalinsurance|socialsecurity"
+            r"nationalinsurance|socialsecurity|^vat(?:id|no|num|number|nr|code|reg|regno)?$|"
+            r"vatnumber|vatid$|ustid|umsatzsteuer|partitaiva|^piva$|^btw(?:nummer|nr|id)?$"
         ),
         "ID_DOCUMENT",
     ),
