@@ -503,3 +503,30 @@ def test_a_plus_before_a_date_or_a_short_number_is_still_an_id(scrubber: Scrubbe
     values = ["pkg+20260725", "v1.2.3+build.5", "req+12", "c++17-build-3"]
     out = _scrub_ids(scrubber, {f"k{i}_id": v for i, v in enumerate(values)})["_preview"]
     assert list(out.values()) == values
+
+
+BBAN_LOCALES = ["en_US", "en_GB", "en_IE", "nl_NL", "it_IT", "pt_BR", "de_DE", "fr_FR", "es_ES"]
+
+
+@pytest.mark.parametrize("locale", BBAN_LOCALES)
+def test_a_domestic_bank_account_is_never_kept(scrubber: Scrubber, locale: str) -> None:
+    """Faker's bban() under id keys (DJDF75701234423146, an Italian C5273742797… is hex too)
+    and after a payment phrase in prose was stored (session 17: 32 of 48 under ``id``)."""
+    fake = Faker(locale)
+    leaks = []
+    for _ in range(8):
+        account = fake.bban()
+        out = json.dumps(_scrub_ids(scrubber, {"id": account, "request_id": account}))
+        leaks += [f"id: {account}"] if account in out else []
+        for template in ("refund to {}", "payout to {} failed", "wired to {} yesterday"):
+            text = template.format(account)
+            leaks += [text] if account in scrubber.scrub_text(text) else []
+    assert not leaks, leaks[:4]
+
+
+@pytest.mark.parametrize("key", ["handle", "userHandle", "twitter_handle", "screen_name"])
+def test_a_user_handle_becomes_a_pseudonym(scrubber: Scrubber, key: str) -> None:
+    name = Faker().user_name()
+    out = json.dumps(_scrub_ids(scrubber, {key: name}))
+    assert name not in out
+    assert f'"{key}": "psn_' in out, out

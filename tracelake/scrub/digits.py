@@ -306,7 +306,8 @@ def _glued_run_spans(text: str, out: list[Span]) -> None:
 # then digits) right after an account word; the digit rules keep runs glued to letters
 _LETTERED_ACCOUNT = re.compile(
     r"(?i:account|acct|a/c|iban|bban|계좌|은행|bank|konto|compte|cuenta|conta|conto|rekening|"
-    r"pay to|transfer to|口座|账户|賬戶)[^A-Za-z0-9\n]{0,12}"
+    r"pay to|paid to|transfer(?:red)? to|refund(?:ed)? to|wire(?:d)? to|payout to|"
+    r"deposit(?:ed)? to|remit(?:ted)? to|credit(?:ed)? to|口座|账户|賬戶)[^A-Za-z0-9\n]{0,12}"
     r"(?:(?i:no|number|num|nr|n°|番号|번호)\.?[^A-Za-z0-9\n]{0,4})?"
     r"([A-Za-z]{1,4}\d[\dA-Za-z]{9,30})(?![A-Za-z0-9])"
 )

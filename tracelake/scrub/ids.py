@@ -62,6 +62,9 @@ _ID_WORDS = frozenset([
 # all hex, so it looked like an upper-case digest and skipped the id pass
 _IBAN_SHAPED = re.compile(r"[A-Za-z]{2}\d{12,32}")
 # an international number glued into an id: "+", then eight digits or more in phone punctuation
+# A bank account's domestic number by its shape: 4 letters then 14 digits (UK, Ireland) or
+# 10 (Netherlands), Italy's check letter then 22 characters, Brazil's 23 digits and 2 letters
+_BBAN = re.compile(r"[A-Z]{4}\d{14}|[A-Z]{4}\d{10}|[A-Z]\d{10}[0-9A-Z]{12}|\d{23}[A-Z]{2}")
 _PLUS_PHONE = re.compile(r"\+[(]?\d(?:[\d().\-/]?\d){7,}")
 _WHITESPACE = re.compile(r"\s")
 # digits in phone punctuation, an extension allowed: +44(0)289018125, 874.655.7385x4073
@@ -112,7 +115,8 @@ def _judge(value: str) -> bool:
     if not value or len(value) > MAX_ID:
         return False
     if _OPAQUE.fullmatch(value) and not _IBAN_SHAPED.fullmatch(value):
-        return not national_ids.distinct_shape(value)  # 220514A5054: a HETU is hex too
+        # 220514A5054: a HETU is hex too, and so is an Italian bank account (C5273742797…)
+        return not national_ids.distinct_shape(value) and not _BBAN.fullmatch(value)
     if uuid_id(value):
         return True
     if _credential_uuid(value):
@@ -157,6 +161,10 @@ def _id_shaped(value: str, many_digits: bool) -> bool:
         return False
     if national_ids.distinct_shape(value):  # a codice fiscale, a HETU, a NINO as the id
         return False
+    if _BBAN.fullmatch(value) and not recent_date_digits(
+        value.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ):
+        return False  # a bank account: DJDF75701234423146 (not ORDR2026072512, a dated id)
     # id+33(0)634827465_1, cb+1-938-660-0518 (not pkg+20260725)
     plus_phone = "+" in value and any(
         not _dated(m.group(0)[1:]) for m in _PLUS_PHONE.finditer(value)

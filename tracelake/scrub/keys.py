@@ -49,7 +49,8 @@ _CREDENTIAL = re.compile(
 )
 _PSEUDONYM = re.compile(
     r"^x?(?:user|usr|member|mbr|customer|cust|buyer|orderer|ordr|login|"
-    r"session|visitor|device|client)(?:id|no|num|number|key|seq)$|^(?:account|acct)id$|^sid$|^uid$"
+    r"session|visitor|device|client)(?:id|no|num|number|key|seq)$|^(?:account|acct)id$|^sid$|^uid$|"
+    r"^(?:user|social|twitter|github|slack|telegram|instagram|tiktok|discord)?handle$|^screenname$"
 )
 # A credential key that names a property of the credential, not the credential
 # (token_type, cookie_path, signature_version, auth_method, secret_name, password_policy):
