@@ -42,7 +42,7 @@ COMPILED = [
         for name in (
             "credentials", "dates", "detect", "digits", "email_forms", "freetext", "hangul",
             "ids", "keys", "kr_address", "latin", "lowered", "national_ids", "pairs",
-            "password_words", "policy", "registrations",
+            "password_words", "policy", "registrations", "street_lines",
             "preview", "sources", "visible", "walk", "written",
         )
     ),

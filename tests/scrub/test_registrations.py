@@ -50,7 +50,8 @@ PLATE_TEMPLATES = [
     "Kennzeichen {} gesperrt",
     "véhicule immatriculation {} introuvable",
     "matrícula {} no encontrada",
-    '{{"note": "plate {} at gate 3"}}',
+    '{{"note": "plate: {} at gate 3"}}',
+    "license plate number is {}",
 ]
 
 
@@ -75,11 +76,12 @@ def test_a_vat_number_is_never_stored(scrubber: Scrubber, locale: str) -> None:
     leaks = []
     for _ in range(3):
         vat = fake.vat_id()
-        for template in VAT_TEMPLATES:
-            text = template.format(vat)
-            if vat in scrubber.scrub_text(text):
+        for template in [*VAT_TEMPLATES, "invoice to acme {} today", "VAT (ID): {}"]:
+            written = random.choice([vat, vat.lower()])
+            text = template.format(written)
+            if written in scrubber.scrub_text(text):
                 leaks.append(text)
-        for key in ("vat_id", "vatNumber", "customer_ref"):
+        for key in ("vat_id", "vatNumber", "customer_ref", "tax_number", "company_vat", "id"):
             if vat in _stored(scrubber, {"arguments": {key: vat}}):
                 leaks.append(f"{key}={vat}")
     assert not leaks, leaks[:5]
@@ -151,7 +153,17 @@ def _luhn_completed(body: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "template", ["card {} declined", "refund to card {}", "카드 {} 결제 실패", "account: {}"]
+    "template",
+    [
+        "card {} declined",
+        "refund to card {}",
+        "카드 {} 결제 실패",
+        "account: {}",
+        "Visa {} expired",
+        "tarjeta {} rechazada",
+        "Kreditkarte: {}",
+        "cc# {}",
+    ],
 )
 def test_a_card_number_that_starts_with_a_date_is_replaced_after_a_card_word(
     scrubber: Scrubber, template: str
@@ -174,3 +186,61 @@ def test_an_order_number_that_starts_with_a_date_is_still_kept(scrubber: Scrubbe
     order = fake.date_between("-1y", "today").strftime("%Y%m%d") + fake.numerify("#####")
     text = f"order {order} shipped"
     assert scrubber.scrub_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # session 17's attack on the first version: all were replaced
+        "gift card order {date}123 completed",
+        "scorecard run {date}-0042",
+        "iPhone build {date}123",
+        "GST {amount}.99 applied",
+        "total incl. VAT {amount}.00 EUR",
+        "IVA: 12.345,67 €",
+        "btw {n} tests pass",
+        "ein {n}-line file",
+        "nip {n} ms timeout",
+        "GST 2026-27 return filed",
+        "registration {year} opens next week",
+        "registration API V2 endpoint",
+        "plate 8 OF 11",
+        "placa RTX 3070",
+        "targa {n} commemorativa",
+        "matrícula 2020/21",
+        "build V-{date}-8 passed",
+        "region RO{n} closed",
+    ],
+)
+def test_amounts_years_and_codes_after_these_words_are_kept(scrubber: Scrubber, text: str) -> None:
+    fake = Faker()
+    text = text.format(
+        date=fake.date_between("-1y", "today").strftime("%Y%m%d"),
+        n=random.randint(10_000, 99_999),
+        year=random.randint(2000, 2030),
+        amount=random.randint(10, 9_999),  # longer ones are digit runs: replaced anyway
+    )
+    assert scrubber.scrub_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "form",
+    ["{w}/{u}", "{w}~{u}", "{w}{u}", "{u}_{w}", "{w}_{hex}", "{W}:{u}"],
+)
+@pytest.mark.parametrize("word", ["session", "sess", "auth", "token", "jwt", "csrf", "sso"])
+def test_credential_uuids_in_other_forms_are_not_kept(
+    scrubber: Scrubber, form: str, word: str
+) -> None:
+    u = uuid.uuid4()
+    value = form.format(w=word, W=word.upper(), u=u, hex=u.hex)
+    stored = _stored(scrubber, {"arguments": {"id": value}})
+    assert str(u) not in stored and u.hex not in stored, stored
+
+
+@pytest.mark.parametrize("word", ["address", "email", "name", "location", "card", "contact"])
+def test_a_uuid_behind_a_person_data_word_is_still_an_id(scrubber: Scrubber, word: str) -> None:
+    """Ids of things named after person data (``address_<uuid>``) are no credentials."""
+    value = f"{word}_{uuid.uuid4()}"
+    while _seven_digits(value):
+        value = f"{word}_{uuid.uuid4()}"
+    assert value in _stored(scrubber, {"arguments": {"id": value}})

@@ -67,6 +67,14 @@ _PII_WORD = re.compile(
     r"(?i:계좌|account|acct|iban|bank|은행|뱅크|카드|card|phone|tel\b|fax|mobile|전화|연락처|휴대폰|핸드폰|"
     r"주민|외국인|passport|여권|ssn|national|면허|license|생년|birth)"
 )
+# A card, account or phone word right before a number (card 2022103041285604, 카드: …): then a
+# number that starts with a date is that, not a dated order id (gift card order 2026…: one)
+_CARD_BEFORE = re.compile(
+    r"(?<![A-Za-z])(?i:card|credit|debit|visa|mastercard|mc|amex|cc|pan|tarjeta|carte|"
+    r"kreditkarte|karte|carta|karta|카드|カード|信用卡|account|acct|iban|bank|konto|compte|cuenta|"
+    r"phone|tel|mobile|계좌|전화|휴대폰)(?![A-Za-z])(?:\s*(?:no\.?|number|num|nr|n°|번호|番号|#))?"
+    r"(?:\s*(?:is|:|=|#))?\s*$"
+)
 _DATE_PREFIX = re.compile(r"(20[1-3]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\d{2,}")
 
 
@@ -344,7 +352,7 @@ def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:
         return
     start = match.start()
     before = text[max(0, start - 24) : start]
-    if _recent_date_first(run, digits) and not _PII_WORD.search(before):
+    if _recent_date_first(run, digits) and not _CARD_BEFORE.search(before):
         # an id that starts with a recent date (20260725123, 20260725-001), unless a long
         # number follows the date (20240115 110-123-456789: a date, then an account), or a
         # card or account word is before it (card 2022103041285604: a card number)

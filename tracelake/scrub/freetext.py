@@ -41,6 +41,7 @@ from tracelake.scrub import (
     national_ids,
     pairs,
     registrations,
+    street_lines,
     written,
 )
 from tracelake.scrub.lowered import compile_lowered, lowered
@@ -173,6 +174,8 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
             latin.lower_name_spans(text, spans)
     if not spans:
         return text, counts
+    if _DIGIT.search(text):
+        street_lines.attach_postcodes(text, spans)
     text, more = redact(text, spans)
     return text, _add_counts(counts, more) if counts else more
 
@@ -182,6 +185,8 @@ def _hinted_spans(text: str, found: hints.Found, spans: list[Span]) -> None:
     (*found*: the hints of the lower-cased text, :mod:`tracelake.scrub.hints`)."""
     national_ids.spans(text, spans, found)
     registrations.spans(text, spans, found)
+    if _DIGIT.search(text):
+        street_lines.spans(text, spans, found)
     if _TRIGGERS in found:
         credentials.spans(text, spans, found)
     if _EMAIL_HINT in found:

@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import re
 
-from tracelake.scrub import national_ids
-from tracelake.scrub.credentials import credential_shaped, sensitive_key
+from tracelake.scrub import national_ids, registrations
+from tracelake.scrub.credentials import credential_shaped
 from tracelake.scrub.detect import detect, luhn_ok, recent_date_digits
+from tracelake.scrub.keys import KeyClass, classify
 
 MAX_ID = 256
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -116,7 +117,11 @@ def _judge(value: str) -> bool:
         return False
     if _OPAQUE.fullmatch(value) and not _IBAN_SHAPED.fullmatch(value):
         # 220514A5054: a HETU is hex too, and so is an Italian bank account (C5273742797…)
-        return not national_ids.distinct_shape(value) and not _BBAN.fullmatch(value)
+        return not (
+            national_ids.distinct_shape(value)
+            or _BBAN.fullmatch(value)
+            or registrations.shaped(value)
+        )
     if uuid_id(value):
         return True
     if _credential_uuid(value):
@@ -140,18 +145,29 @@ def uuid_id(value: str) -> bool:
 
 
 def _credential_uuid(value: str) -> bool:
-    """A UUID behind a credential's word (``session_<uuid>``, ``auth_<uuid>``, ``sess-<uuid>``):
-    a session or a capability token, never kept as an id (session 16's attack)."""
-    found = _WORD_UUID.fullmatch(value)
-    if found is None or found.group(1) is None:
+    """A UUID beside a credential's word (``session_<uuid>``, ``auth:<uuid>``, ``sess~<uuid>``,
+    ``session<uuid without dashes>``, ``<uuid>_session``): a session or a capability token,
+    never kept as an id (session 16's and 17's attacks)."""
+    found = _CREDENTIAL_UUID.fullmatch(value)
+    if found is None:
         return False
-    word = found.group(1)
-    return word.lower() in _CREDENTIAL_WORDS or sensitive_key(word)
+    return any(
+        word is not None
+        and (word.lower() in _CREDENTIAL_WORDS or classify(word)[0] is KeyClass.CREDENTIAL)
+        for word in (found.group(1), found.group(2))
+    )
+
+
+_ANY_UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+_CREDENTIAL_UUID = re.compile(
+    rf"(?:([A-Za-z]{{1,16}})[-_:./+|~#]{{0,2}})?{_ANY_UUID}(?:[-_:./+|~#]{{1,2}}([A-Za-z]{{1,16}}))?"
+)
 
 
 _CREDENTIAL_WORDS = frozenset([
     "sess", "otp", "pw", "pwd", "pass", "bearer", "jwt", "refresh", "access", "magic",
     "reset", "invite", "sig", "hmac", "priv", "key", "apikey", "csrf", "xsrf", "cookie", "login",
+    "tok", "sso", "ticket", "phpsessid", "jsessionid", "sk", "pat", "sessionid", "sessid",
 ])  # fmt: skip
 
 
@@ -159,8 +175,8 @@ def _id_shaped(value: str, many_digits: bool) -> bool:
     """ASCII without whitespace, not a phone number's digits, not a credential's shape."""
     if not value.isascii() or _WHITESPACE.search(value) or _MAC.search(value):
         return False
-    if national_ids.distinct_shape(value):  # a codice fiscale, a HETU, a NINO as the id
-        return False
+    if national_ids.distinct_shape(value) or registrations.shaped(value):
+        return False  # a codice fiscale, a HETU, a NINO, a VAT number as the id
     if _BBAN.fullmatch(value) and not recent_date_digits(
         value.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     ):

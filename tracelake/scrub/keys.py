@@ -52,9 +52,8 @@ _PSEUDONYM = re.compile(
     r"session|visitor|device|client)(?:id|no|num|number|key|seq)$|^(?:account|acct)id$|^sid$|^uid$|"
     r"^(?:user|social|twitter|github|slack|telegram|instagram|tiktok|discord)?handle$|^screenname$"
 )
-# A credential key that names a property of the credential, not the credential
-# (token_type, cookie_path, signature_version, auth_method, secret_name, password_policy):
-# its value is scanned as text, which still finds any credential inside it.
+# A credential key naming a property of it (token_type, cookie_path, signature_version,
+# auth_method, secret_name, password_policy): its value is scanned as text.
 _CREDENTIAL_PROPERTY = re.compile(
     r"(?:type|kind|method|scheme|alg|algorithm|version|format|name|path|domain|endpoint|url|uri|"
     r"provider|policy|header|mode|strategy|field|param|samesite|secure|httponly|source|status|"
@@ -90,7 +89,11 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
         "BANK_ACCOUNT",
     ),
     (
-        re.compile(r"(?:license|licence)?plate(?:no|num|number)?$|carno|vehicleno|carnumber"),
+        re.compile(
+            r"(?:license|licence)?plate(?:no|num|number)?$|carno|vehicleno|carnumber|^reg(?:no|num|"
+            r"number)$|^(?:vehicle|car)?registration(?:no|num|number|plate)$|kennzeichen|^carreg$|"
+            r"^vrn$|matricula|^targa$|kenteken"
+        ),
         "VEHICLE_PLATE",
     ),
     (
@@ -99,9 +102,10 @@ _PERSON: tuple[tuple[re.Pattern[str], str], ...] = (
             r"passport|driverlicen[cs]e|licen[cs]eno|licen[cs]enum|"
             r"^(?:id|identity|travel|national)?doc(?:ument)?(?:no|num|number)$|traveldoc|"
             r"iddocument|identitydocument|^id(?:no|num|number)$|identity(?:no|num|number|card)|"
-            r"^(?:dni|nie|nif|cpf|curp|nino|pesel|bsn|mynumber)$|taxid|"
-            r"nationalinsurance|socialsecurity|^vat(?:id|no|num|number|nr|code|reg|regno)?$|"
-            r"vatnumber|vatid$|ustid|umsatzsteuer|partitaiva|^piva$|^btw(?:nummer|nr|id)?$"
+            r"^(?:dni|nie|nif|cpf|curp|nino|pesel|bsn|mynumber)$|taxid|nationalinsurance|"
+            r"socialsecurity|^vat(?:no|num|nr|code|reg|regno)$|vat(?:id|number)$|ustid|partitaiva|"
+            r"umsatzsteuer|^piva$|^btw(?:nummer|nr|id)?$|taxnumber|taxno$|^tva|^nip$|^cif$|^mva$|"
+            r"^moms(?:nr|nummer)?$|steuernummer|^vies|orgnumber|^orgnr$|(?:company|customer|seller)vat$"
         ),
         "ID_DOCUMENT",
     ),
@@ -215,8 +219,7 @@ _THING_NAME = re.compile(
     r"campaign|coupon|promo|plan|tier|role|device|browser|os|channel|metric|header|cookie|"
     r"element|attr|attribute|property|prop|display)?(?:name|nm)s?$"
 )
-# A number under a credential-looking key is a quantity when the key says so
-# (token_ttl_s, max_tokens, session_timeout, password_min_length, cookie_max_age).
+# A number under a credential-looking key is a quantity when the key says so (token_ttl_s).
 QUANTITY = re.compile(
     r"ttl|ttls$|budget|views|revenue|seed|clicks|impressions|sales|stock|balance|"
     r"timeout|expires?in|expiry|expiration|maxage|age$|count|cnt$|size|length|len$|"

@@ -28,45 +28,67 @@ Span = tuple[int, int, str]
 
 _EDGE_L = r"(?<![A-Za-z0-9])"
 _EDGE_R = r"(?![A-Za-z0-9])"
-# VIES formats (the country code, then its number; EL is Greece), GB, CHE, NO
+# VIES formats (the country code, then its number; EL is Greece), GB, CHE, NO: in any case,
+# a hyphen or a space after the country code allowed (BE-0318626588, de391417773)
+_VAT_FORMS = (
+    ("ATU", r"\d{8}"), ("BE", r"[01]\d{9}"), ("BG", r"\d{9,10}"), ("CY", r"\d{8,9}[A-Z]"),
+    ("CZ", r"\d{8,10}"), ("DE", r"\d{9}"), ("DK", r"\d{8}"), ("EE", r"\d{9}"), ("EL", r"\d{9}"),
+    ("ES", r"[A-Z0-9]\d{7}[A-Z0-9]"), ("FI", r"\d{8}"), ("FR", r"[A-HJ-NP-Z0-9]{2}\d{9}"),
+    ("HR", r"\d{11}"), ("HU", r"\d{8}"), ("IE", r"\d{7}[A-Z]{1,2}|\d[A-Z+*]\d{5}[A-Z]"),
+    ("IT", r"\d{11}"), ("LT", r"\d{9}|\d{12}"), ("LU", r"\d{8}"), ("LV", r"\d{11}"),
+    ("MT", r"\d{8}"), ("NL", r"\d{9}B\d{2}"), ("PL", r"\d{10}"), ("PT", r"\d{9}"),
+    ("RO", r"\d{8,10}"), ("SE", r"\d{10,12}01"), ("SI", r"\d{8}"), ("SK", r"\d{10}"),
+    ("XI", r"\d{9}"), ("GB", r"\d{3} ?\d{4} ?\d{2}(?: ?\d{3})?|GD\d{3}|HA\d{3}"),
+    ("CHE", r"\d{3}\.?\d{3}\.?\d{3}"), ("NO", r"\d{9}(?:MVA)?"),
+)  # fmt: skip
 _VAT_SHAPE = re.compile(
-    _EDGE_L
-    + r"(?:ATU\d{8}|BE[01]\d{9}|BG\d{9,10}|CY\d{8,9}[A-Za-z]|CZ\d{8,10}|DE\d{9}|DK\d{8}|EE\d{9}|"
-    r"EL\d{9}|ES[A-Za-z0-9]\d{7}[A-Za-z0-9]|FI\d{8}|FR[A-HJ-NP-Z0-9]{2}\d{9}|HR\d{11}|HU\d{8}|"
-    r"IE\d{7}[A-Za-z]{1,2}|IE\d[A-Za-z+*]\d{5}[A-Za-z]|IT\d{11}|LT(?:\d{9}|\d{12})|LU\d{8}|"
-    r"LV\d{11}|MT\d{8}|NL\d{9}B\d{2}|PL\d{10}|PT\d{9}|RO\d{6,10}|SE\d{10}01|SI\d{8}|SK\d{10}|"
-    r"XI\d{9}|GB(?:\d{3} ?\d{4} ?\d{2}(?: ?\d{3})?|GD\d{3}|HA\d{3})|CHE[-.]?\d{3}\.?\d{3}\.?\d{3}|NO\d{9}(?:MVA)?|"
-    r"[JGVEP]-\d{8}-\d)" + _EDGE_R
+    _EDGE_L + "(?i:" + "|".join(f"{cc}[- ]?(?:{body})" for cc, body in _VAT_FORMS) + ")" + _EDGE_R
 )
+# VAT words; not "btw", "ein", "abn", "nip", "gst", "mva" alone: English or units too (by
+# the way, "ein 500-line file", "GST 7362.99 applied", an MVA in a clinic's notes)
 _VAT_WORDS = (
-    r"vat(?:[ _-]?(?:id|reg(?:istration)?|no\.?|number|nr\.?|code))*|value added tax(?: id| number)?|"
-    r"ust-?id(?:nr\.?|-nr\.?)?|ust-?idnr\.?|umsatzsteuer[- ]?id(?:entifikationsnummer)?|"
-    r"steuernummer|uid-?nummer|mwst(?:-?nr\.?)?|tva(?: intra(?:com(?:munautaire)?)?)?|"
-    r"partita iva|p\.? ?iva|iva|nif-?iva|btw(?:-?(?:nummer|nr\.?|id))?|moms(?:nr|nummer)?|"
-    r"mva|alv-?(?:numero|tunnus)|di[čc]|i[čc]o|nip|cif|cui|pvm(?: kodas)?|ddv|"
-    r"ad[óo]sz[áa]m|afm|αφμ|ф\.?\s?н\.?|gstin|gst(?: no\.?| number)?|abn|ein"
+    r"vat(?:[ _-]?(?:\(?id\)?|reg(?:istration)?\.?|no\.?|number|nr\.?|code))*|"
+    r"value added tax(?: id| number)?|tax (?:id|number|reg(?:istration)?\.?(?: no\.?| number)?)|"
+    r"ust\.?-?id(?:nr\.?|-nr\.?)?|ust\.?-?idnr\.?|umsatzsteuer[- ]?id(?:entifikationsnummer)?|"
+    r"steuernummer|uid-?(?:nummer|nr\.?)|mwst(?:-?nr\.?)?|tva(?: intra(?:com(?:munautaire)?)?)?|"
+    r"partita iva(?: n\.?)?|p\.? ?iva|iva|nif-?iva|btw-?(?:nummer|nr\.?|id|identificatienummer)|"
+    r"moms(?:nr|nummer)?|mva-?nummer|alv-?(?:numero|tunnus)|di[čc]|ičo|cif|cui|pvm(?: kodas)?|"
+    r"ddv|ad[óo]sz[áa]m|αφμ|ф\.?\s?н\.?|ддс(?: номер)?|gstin|gst (?:no\.?|number)|cvr(?:-nr\.?)?|"
+    r"oib|kmkr|pvn|cod fiscal"
 )
 _VAT_LABELLED = re.compile(
     r"(?i:\b(?:" + _VAT_WORDS + r"))(?:\s*(?:no\.?|nr\.?|number|#))?"
-    r"[\"']?\s*[:=#]?\s*[\"']?"
+    r"[\"']?\s*[:=#\-–]?\s*[\"']?"
     r"((?:[A-Za-z]{1,3}[ -]?)?[A-Za-z]?\d[A-Za-z0-9.-]*(?: \d[A-Za-z0-9.-]*){0,3})" + _EDGE_R
 )
+# an amount, a date or a year range after a VAT word: no VAT number (VAT 250.00, GST 2026-27)
+_NOT_A_NUMBER = re.compile(r"\d{1,3}(?:[., ]\d{3})*[.,]\d{1,2}|\d+[.,]\d{1,2}|\d{4}[-/.]\d{2}.*")
 _PLATE_WORDS = (
-    r"licen[cs]e[ -]?plates?|number[ -]?plates?|plates?(?: number| no\.?)?|"
-    r"(?:vehicle |car )?registration(?: number| no\.?| plate)?|reg\.? (?:no\.?|number)|"
-    r"kennzeichen|nummernschild|(?:plaque d')?immatriculation|matr[ií]cula|placa|targa|"
+    r"licen[cs]e[ -]?plates?|number[ -]?plates?|plate (?:number|no\.?)|"
+    r"(?:vehicle|car) registration(?: number| no\.?| plate)?|registration (?:number|no\.?|plate)|"
+    r"reg\.? (?:no\.?|number)|car reg|kennzeichen|nummernschild|(?:plaque d')?immatriculation|"
     r"kenteken|tablic[aeyę] rejestracyjn\w*|numer rejestracyjny|registreringsnummer|"
-    r"rekisteritunnus|rendsz[áa]m|spz|госномер|номерной знак|車牌(?:號碼?|号码?)?|ナンバー"
+    r"rekisteritunnus|rekisterikilpi|rendsz[áa]m|spz|plaka|nummerplade|госномер|номерной знак|"
+    r"номер машины|πινακίδα|num[aă]r de [îi]nmatriculare|bi[eể]n s[oố](?: xe)?|"
+    r"placa do carro|placa del (?:coche|auto|veh[ií]culo)|n[úu]mero de placa|matr[ií]cula|"
+    # words that are other things too (a lab plate, a GPU board, a student's enrolment): only
+    # with a colon
+    r"(?:plate|placa|targa|registration)(?=\s*[:=#])"
 )
+_PLATE_GROUP = r"(?:[A-Z0-9ÄÖÜÅÆØÉÈÇŁŚŻŹĆŃŠČŽ]{1,8}|[a-z0-9]*\d[a-z0-9]*)"
 _PLATE_LABELLED = re.compile(
-    r"(?i:\b(?:" + _PLATE_WORDS + r"))(?:\s*(?:no\.?|number|#))?"
+    r"(?i:\b(?:" + _PLATE_WORDS + r"))(?:\s*(?:no\.?|number|#))?(?:\s+(?i:is|was))?"
     r"[\"']?\s*[:=#]?\s*[\"']?"
-    r"([A-Z0-9ÄÖÜÅÆØÉÈÇŁŚŻŹĆŃŠČŽ]{1,8}(?:[ -][A-Z0-9ÄÖÜÅÆØÉÈÇŁŚŻŹĆŃŠČŽ]{1,8}){0,2})" + _EDGE_R
+    rf"({_PLATE_GROUP}(?:[ \-•·]{_PLATE_GROUP}){{0,2}})" + _EDGE_R
 )
+_NOT_PLATE_GROUP = frozenset(["OF", "TO", "IN", "ON", "AT", "THE", "AND", "OR", "IS", "FOR", "BY"])
 _HINT = hints.hint(
     "VAT or plate label",
     compile_lowered(r"(?:" + _VAT_LABELLED.pattern + r")|(?:" + _PLATE_LABELLED.pattern + r")"),
 )
+# A Venezuelan RIF (V-12345678-9: V for a person), not a build id with a date (V-20260317-8)
+_RIF = re.compile(_EDGE_L + r"(?i:[JGVEP])-(\d{8})-\d" + _EDGE_R)
+_DATED = re.compile(r"20[0-4]\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")
 _SHAPE_HINT = hints.hint("VAT shape", compile_lowered(_VAT_SHAPE.pattern), narrowing=True)
 
 
@@ -75,17 +97,50 @@ def spans(text: str, out: list[Span], found: hints.Found) -> None:
     lower-cased text, :func:`tracelake.scrub.hints.scan`)."""
     if _SHAPE_HINT in found:
         out.extend((m.start(), m.end(), "VAT_ID") for m in _VAT_SHAPE.finditer(text))
+    if "-" in text:
+        out.extend(
+            (m.start(), m.end(), "VAT_ID")
+            for m in _RIF.finditer(text)
+            if not _DATED.fullmatch(m.group(1))
+        )
     if _HINT not in found:
         return
     for match in _VAT_LABELLED.finditer(text):
-        if sum(c.isdigit() for c in match.group(1)) >= 5:
+        if _vat_number(match.group(1)):
             out.append((match.start(1), match.end(1), "VAT_ID"))
     for match in _PLATE_LABELLED.finditer(text):
-        value = match.group(1)
-        if any(c.isdigit() for c in value) and sum(c.isalnum() for c in value) >= 4:
+        if _plate(match.group(1)):
             out.append((match.start(1), match.end(1), "VEHICLE_PLATE"))
+
+
+def _vat_number(value: str) -> bool:
+    """Five digits or more, with a letter or eight digits, and not an amount or a date."""
+    digits = sum(c.isdigit() for c in value)
+    if digits < 5 or _NOT_A_NUMBER.fullmatch(value.rstrip(".-")):
+        return False
+    return digits >= 8 or any(c.isalpha() for c in value)
+
+
+def _plate(value: str) -> bool:
+    """Letters and two digits or more (one in a plate of groups) or five digits in groups,
+    4-10 characters, not a count written with a word."""
+    words = value.split(" ")  # 8 OF 11: a count (not Spain's CA 2394 OF, nor 19-VF-OF)
+    if any(
+        w.upper() in _NOT_PLATE_GROUP and a.isdigit() and b.isdigit()
+        for a, w, b in zip(words, words[1:], words[2:], strict=False)
+    ):
+        return False
+    groups = re.split(r"[ \-•·]", value)
+    alnum = sum(c.isalnum() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if not any(c.isalpha() for c in value):  # 193-051: digits in groups
+        return len(groups) >= 2 and 5 <= digits <= 10
+    enough = digits >= 2 or (digits == 1 and len(groups) >= 2)  # M-A 1, MOS-GL-3
+    return 4 <= alnum <= 10 and enough
 
 
 def shaped(text: str) -> bool:
     """Whether *text* holds a VAT number's shape (a code-like token that is one)."""
-    return _VAT_SHAPE.search(text) is not None
+    if _VAT_SHAPE.search(text) is not None:
+        return True
+    return any(not _DATED.fullmatch(m.group(1)) for m in _RIF.finditer(text))

@@ -1,0 +1,171 @@
+"""Street addresses in any letter case, and the postcode written after one (part of
+:mod:`freetext`'s pass).
+
+The Latin name rule (:mod:`tracelake.scrub.latin`) finds an address by its capitalised words,
+so one typed in lower case or shouted in capitals was stored: session 17's probe with Faker's
+``street_address()``, ``postcode()`` and ``city()`` in 11 locales stored all 88 lower-case
+addresses (``50567 crystal divide, 28072 west marissa``, ``hendrikpad 2, 8055xq``) and a
+postcode beside a replaced address (``[ADDRESS], H8B8B1``). Found here, case-insensitively:
+
+* a house number, one to three name words, then a street type (``70214 johnson trace apt.
+  243``, ``6 sally extension``): the English order; number words of a quantity are no name
+  (``30 minute drive``);
+* a street type, one to four name words, then a house number (``rue de la paix 12``,
+  ``via roma, 9``, ``pl. narutowicza 41``, ``rambla miriam palomo 99``), or a number first
+  (``933, avenue de leroy``): the continental orders;
+* a street name glued to its type, then a number (``magnus-drub-platz 28-39``,
+  ``hendrikpad 2``); types that end ordinary words too (``-pad``, ``-ring``, ``-hof``,
+  ``-park``, ``-weg``: ``notepad 2``, ``string 3``) only with a postcode after;
+* with any of these, a postcode after it (``, 8055xq``, ``, m5 6rt``, ``, 52-262``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tracelake.scrub import hints
+from tracelake.scrub.lowered import compile_lowered
+from tracelake.scrub.vocab import COMMON_WORDS
+
+Span = tuple[int, int, str]
+
+# English street types (USPS Publication 28's common suffixes and their abbreviations)
+_EN_TYPES = (
+    r"street|st|road|rd|lane|ln|drive|dr|avenue|ave|av|boulevard|blvd|court|ct|place|pl|square|"
+    r"sq|squares|way|terrace|ter|crescent|cres|close|grove|parkway|pkwy|highway|hwy|circle|cir|"
+    r"trail|trl|expressway|freeway|turnpike|alley|row|mews|walk|gardens|gdns|heights|hts|ridge|"
+    r"loop|pike|plaza|crossing|junction|landing|meadows?|shores?|springs?|station|summit|"
+    r"trace|track|valley|villages?|divide|extension|extensions|fork|forks|branch|bypass|"
+    r"causeway|cliffs?|commons?|corners?|cove|creek|crest|dale|estates?|falls|ferry|fields?|"
+    r"flats?|ford|forest|gateway|glen|greens?|harbou?rs?|haven|hollow|islands?|isle|knolls?|"
+    r"lakes?|lights?|lodge|manors?|mills?|mission|motorway|mount|mountains?|neck|orchard|oval|"
+    r"overpass|passage|path|pines?|plains?|prairie|ranch|rapids?|rest|river|route|skyway|spur|"
+    r"streets|stream|tunnel|underpass|unions?|viaduct|views?|vistas?|wells?|riverway|hills?|"
+    r"ports?|points?|brooks?|burgs?|camp|canyon|cape|centers?|centres?|circles?|courts?|coves?|"
+    r"crossroad|curve|drives?|ways|keys?|locks?|loaf|mall|parks?|radial|roads?|routes|squares|"
+    r"stravenue|throughway|trafficway|walks?|ville|ridges|cul-de-sac|front|parade|esplanade|"
+    r"promenade|quay|wharf|rise|vale|wynd|gate|approach|broadway|chase|croft|drove|fold|garth|"
+    r"foreshore|sound|forges?|circuit|concourse|glade|grange|heath|retreat|outlook|ramble|"
+    r"boulevarde|dam|grn|mnr|pt|trce|xing|jct|cswy|expy|frwy|tpke|interchange|alleyway|amble|"
+    r"anchorage|arcade|basin|beach|bend|brae|brow|byway|circlet|circus|colonnade|copse|"
+    r"courtyard|crossway|dell|driveway|fairway|footway|frontage|gardens?|gates|glens|groves|"
+    r"gully|highroad|inlet|intersection|junctions|laneway|lookout|meander|nook|parklands|"
+    r"parkways|pathway|plateau|quadrant|quays|ridgeway|riviera|roadway|rotary|shoals?|strand|"
+    r"tarn|thoroughfare|tollway|tor|villas|walkway|valleys|fords|land|ground|wade"
+)
+# ("via", "place", "route", "square" and "passage" are English words too: "sent via email, 2
+# files"; capitalised, the Latin rule finds those streets)
+_CONTINENTAL_TYPES = (
+    r"rue|avenue|av\.|allée|allee|chemin|boulevard|bd|impasse|quai|cours|sentier|voie|"
+    r"rond-point|faubourg|viale|piazza|piazzale|piazzetta|corso|vicolo|strada|contrada|borgo|"
+    r"rotonda|incrocio|stretto|canale|rione|lungomare|calle|avenida|avda\.?|plaza|paseo|pasaje|"
+    r"camino|carretera|ronda|rambla|traves[ií]a|glorieta|callej[oó]n|cuesta|ca[ñn]ada|vial|"
+    r"acceso|urbanizaci[oó]n|carrer|bulevar|pasadizo|pra[çc]a|rua|travessa|alameda|estrada|rodovia|"
+    r"viela|ladeira|ulica|ul\.|aleja|al\.|plac|pl\.|osiedle|os\.|rondo|skwer|bulwar|straat|"
+    r"laan|plein|gracht|kade|dreef|singel|steeg|c/|c\.|condom[ií]nio|quadra|setor|jardim"
+)
+_GLUED_TYPES = (
+    r"stra(?:ss|ß)e|str\.|platz|allee|gasse|damm|ufer|chaussee|steig|straat|laan|plein|gracht|"
+    r"kade|singel|dreef|steeg|dijk|boulevard|kanaal|markt"
+)
+_RISKY_GLUED = r"pad|ring|hof|park|weg|pfad|berg|feld|tal|baan"
+# a word starts a token and is at most 40 characters long: a regex that may start inside
+# one ("a-a-a-…", 10,000 characters) would walk it again from every letter (7 s, found by
+# session 17's attack)
+_WORD = r"(?<![\w'’.-])[^\W\d_][\w'’.-]{0,40}"
+# a street's name word: not a function word (a phone number's last group "at" a street)
+_NAME_WORD = rf"(?!(?:at|in|on|to|for|of|from|by|and|or|the|a|an|is|was|near|via|per|x)\b){_WORD}"
+_NUMBER = r"\d{1,5}[a-z]?(?:\s?[-/]\s?\d{1,5}[a-z]?)?"
+_UNIT = (
+    r"(?:\s*,?\s*(?:(?:apt|apartment|suite|ste|unit|flat|fl|floor|puerta|piso|piano|app|"
+    r"appartamento|interno|int|scala|bus|étage|etage)\b\.?|#)\s*[a-z0-9-]{1,6}\b)?"
+)
+# Words that make a number a quantity, not a house number (30 minute drive, 2 way street)
+_QUANTITY = (
+    r"(?!(?:min|mins|minute|minutes|hour|hours|hr|hrs|mile|miles|km|kms|lane|way|one|two|three)\b)"
+)
+_POSTCODE = (
+    r"(?:\s*,\s*|\s+)("
+    r"\d{5}(?:-\d{4})?|\d{4}\s?[a-z]{2}|[a-z]{1,2}\d[a-z\d]?\s\d[a-z]{2}|[a-z]\d[a-z]\s?\d[a-z]\d|"
+    r"\d{2}-\d{3}|\d{3}\s\d{2}|\d{4}"
+    r")(?![\w-])"
+)
+_STREET = re.compile(
+    r"(?i:"
+    # English: 70214 johnson trace apt. 243
+    rf"(?<![\w.,-])\d{{1,6}}[a-z]?(?:/\d{{1,5}})?\s+{_QUANTITY}(?:{_NAME_WORD}\s+){{1,3}}(?:{_EN_TYPES})\b\.?{_UNIT}"
+    # continental: rue de la paix 12; via roma, 9
+    rf"|\b(?:{_CONTINENTAL_TYPES})\s+(?:{_WORD}\s+){{0,4}}?{_WORD},?\s+(?:n[º°o]\.?\s*)?{_NUMBER}\b{_UNIT}"
+    # number first: 933, avenue de leroy
+    rf"|(?<![\w.,-])\d{{1,5}}(?:\s?(?:bis|ter))?,?\s+(?:{_CONTINENTAL_TYPES})\s+(?:{_WORD}\s+){{0,2}}{_WORD}\b"
+    # glued: magnus-drub-platz 28-39
+    rf"|(?:{_NAME_WORD}\s+){{0,2}}{_WORD}(?:{_GLUED_TYPES})\s+{_NUMBER}\b"
+    r")"
+)
+# Street types that are English words too: a street when no name word after it is English
+_AMBIGUOUS = re.compile(
+    rf"(?i:\b(?:via|place|route|square|passage|campo|largo)\s+((?:{_WORD}\s+){{0,3}}{_WORD}),?\s+"
+    rf"(?:n[º°o]\.?\s*)?{_NUMBER}\b{_UNIT})"
+)
+_RISKY = re.compile(rf"(?i:(?:{_NAME_WORD}\s+){{0,2}}{_WORD}(?:{_RISKY_GLUED})\s+{_NUMBER}\b)")
+_AFTER = re.compile(rf"(?i:{_POSTCODE})")
+_HINT = hints.hint(
+    "street type",
+    compile_lowered(
+        rf"(?:{_EN_TYPES}|{_CONTINENTAL_TYPES}|{_GLUED_TYPES}|{_RISKY_GLUED}|via|place|route|"
+        r"square|passage|campo|largo)\b"
+    ),
+)
+
+
+def spans(text: str, out: list[Span], found: hints.Found) -> None:
+    """Append the spans of street addresses in *text*, each with the postcode written after
+    it (*found*: the hints of its lower-cased text)."""
+    _after_marks(text, out)
+    if _HINT not in found:
+        return
+    for match in _STREET.finditer(text):
+        out.append((match.start(), _with_postcode(text, match.end()), "ADDRESS"))
+    for match in _AMBIGUOUS.finditer(text):
+        if not any(w.lower() in COMMON_WORDS for w in match.group(1).split()):
+            out.append((match.start(), _with_postcode(text, match.end()), "ADDRESS"))
+    for match in _RISKY.finditer(text):
+        end = _with_postcode(text, match.end())
+        if end > match.end():
+            out.append((match.start(), end, "ADDRESS"))
+
+
+def _with_postcode(text: str, end: int) -> int:
+    after = _AFTER.match(text, end)
+    return after.end() if after is not None else end
+
+
+def attach_postcodes(text: str, spans: list[Span]) -> None:
+    """Extend every ADDRESS span in *spans* (whichever rule found it: the Latin name rule's
+    ``49252 Jones Fall Apt. 769``) over the postcode written right after it."""
+    for i, (start, end, entity) in enumerate(spans):
+        if entity == "ADDRESS":
+            longer = _with_postcode(text, end)
+            if longer > end:
+                spans[i] = (start, longer, entity)
+
+
+_MARK = re.compile(r"\[ADDRESS\]")
+# what an address replaced before can leave after its mark: the street of an English
+# address on the next line (Flat 3\nAndrews Hill: the Korean address rule took "Flat 3")
+_STREET_AFTER_MARK = re.compile(rf"(?i:\s+(?:{_NAME_WORD}\s+){{0,3}}(?:{_EN_TYPES})\b\.?{_UNIT})")
+
+
+def _after_marks(text: str, out: list[Span]) -> None:
+    """The street and the postcode left beside an address replaced before
+    (``[ADDRESS], H8B8B1``, ``[ADDRESS]\nandrews hill, w51 7lu``)."""
+    if "[ADDRESS]" not in text:
+        return
+    for mark in _MARK.finditer(text):
+        end = mark.end()
+        street = _STREET_AFTER_MARK.match(text, end)
+        if street is not None:
+            end = street.end()
+        end = _with_postcode(text, end)
+        if end > mark.end():
+            out.append((mark.end(), end, "ADDRESS"))
