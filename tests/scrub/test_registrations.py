@@ -163,6 +163,9 @@ def _luhn_completed(body: str) -> str:
         "tarjeta {} rechazada",
         "Kreditkarte: {}",
         "cc# {}",
+        "license {}",
+        "passport {}",
+        "birth {}",
     ],
 )
 def test_a_card_number_that_starts_with_a_date_is_replaced_after_a_card_word(
@@ -210,6 +213,9 @@ def test_an_order_number_that_starts_with_a_date_is_still_kept(scrubber: Scrubbe
         "matrícula 2020/21",
         "build V-{date}-8 passed",
         "region RO{n} closed",
+        "it will be {n}{n} seconds since epoch",
+        "order no {n}{n}",
+        "GET /api/items/hr{n}{n}/view",
     ],
 )
 def test_amounts_years_and_codes_after_these_words_are_kept(scrubber: Scrubber, text: str) -> None:

@@ -115,6 +115,30 @@ PHRASES = [
     "{n} key rotations",
     "square {n} of the grid",
     "place {n} bets on the {w} market",
+    # session 17's attack on the first version: all were replaced
+    "step {n} stack trace",
+    "skip {n} header row",
+    "rotate {n} api keys",
+    "found {n} data points",
+    "{n} event loop",
+    "top {n} most common words",
+    "x = {n} if loop.is_running()",
+    "/home/app/{n} main st.txt",
+    "-- {n} unique keys",
+    "WARN pool {n} connections close idle",
+    "terraform: {n} nat gateway, {n} internet gateway",
+    "chmod 0755 cannot close the file",
+    "{n} unit tests pass",
+    "{n} external hard drive",
+    "acceso denegado {n}",
+    "le chemin du fichier ligne {n}",
+    "corso di formazione {n}",
+    "route par défaut {n}",
+    "place disponible {n}",
+    "via python {n}",
+    "total 3 1024",  # ls -l (a 7-digit run is a phone number to the digit rule)
+    "keyring 1 2024",
+    "shipped as a PEP {n} namespace extension",
 ]
 
 
@@ -125,5 +149,5 @@ def test_numbers_beside_street_words_in_ordinary_prose_are_kept(
     fake = Faker()
     text = phrase.replace("{w}", fake.word())
     while "{n}" in text:
-        text = text.replace("{n}", str(random.randint(1, 99_999)), 1)
+        text = text.replace("{n}", str(random.randint(1, 999)), 1)  # house-number sized
     assert scrubber.scrub_text(text) == text

@@ -72,7 +72,8 @@ _PII_WORD = re.compile(
 _CARD_BEFORE = re.compile(
     r"(?<![A-Za-z])(?i:card|credit|debit|visa|mastercard|mc|amex|cc|pan|tarjeta|carte|"
     r"kreditkarte|karte|carta|karta|카드|カード|信用卡|account|acct|iban|bank|konto|compte|cuenta|"
-    r"phone|tel|mobile|계좌|전화|휴대폰)(?![A-Za-z])(?:\s*(?:no\.?|number|num|nr|n°|번호|番号|#))?"
+    r"phone|tel|mobile|계좌|전화|휴대폰|주민(?:번호)?|외국인(?:등록번호)?|면허(?:번호)?|생년월일|"
+    r"license|licence|birth|dob|passport|여권|ssn|national id)(?![A-Za-z])(?:\s*(?:no\.?|number|num|nr|n°|번호|番号|#))?"
     r"(?:\s*(?:is|:|=|#))?\s*$"
 )
 _DATE_PREFIX = re.compile(r"(20[1-3]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\d{2,}")

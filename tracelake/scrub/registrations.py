@@ -28,8 +28,7 @@ Span = tuple[int, int, str]
 
 _EDGE_L = r"(?<![A-Za-z0-9])"
 _EDGE_R = r"(?![A-Za-z0-9])"
-# VIES formats (the country code, then its number; EL is Greece), GB, CHE, NO: in any case,
-# a hyphen or a space after the country code allowed (BE-0318626588, de391417773)
+# VIES formats (the country code, then its number; EL is Greece), GB, CHE, NO
 _VAT_FORMS = (
     ("ATU", r"\d{8}"), ("BE", r"[01]\d{9}"), ("BG", r"\d{9,10}"), ("CY", r"\d{8,9}[A-Z]"),
     ("CZ", r"\d{8,10}"), ("DE", r"\d{9}"), ("DK", r"\d{8}"), ("EE", r"\d{9}"), ("EL", r"\d{9}"),
@@ -42,7 +41,17 @@ _VAT_FORMS = (
     ("CHE", r"\d{3}\.?\d{3}\.?\d{3}"), ("NO", r"\d{9}(?:MVA)?"),
 )  # fmt: skip
 _VAT_SHAPE = re.compile(
-    _EDGE_L + "(?i:" + "|".join(f"{cc}[- ]?(?:{body})" for cc, body in _VAT_FORMS) + ")" + _EDGE_R
+    # as written (DE 123456789, BE-0318626588) ...
+    _EDGE_L
+    + "(?:"
+    + "|".join(f"{cc}[- ]?(?:{body})" for cc, body in _VAT_FORMS)
+    + ")"
+    + _EDGE_R
+    # ... or in any case, glued and standing alone: a word of its own (acme de391417773
+    # today), not part of a path, a host or an id (/items/hr53374046140/, lt-6294…)
+    + r"|(?:(?<=[\s\"'(\[,;:=])|^)(?i:"
+    + "|".join(f"{cc}(?:{body})" for cc, body in _VAT_FORMS)
+    + r")(?=[\s\"')\],;!?]|\.(?!\w)|$)"
 )
 # VAT words; not "btw", "ein", "abn", "nip", "gst", "mva" alone: English or units too (by
 # the way, "ein 500-line file", "GST 7362.99 applied", an MVA in a clinic's notes)

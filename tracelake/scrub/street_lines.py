@@ -15,8 +15,16 @@ postcode beside a replaced address (``[ADDRESS], H8B8B1``). Found here, case-ins
   (``933, avenue de leroy``): the continental orders;
 * a street name glued to its type, then a number (``magnus-drub-platz 28-39``,
   ``hendrikpad 2``); types that end ordinary words too (``-pad``, ``-ring``, ``-hof``,
-  ``-park``, ``-weg``: ``notepad 2``, ``string 3``) only with a postcode after;
+  ``-park``, ``-weg``: ``notepad 2``, ``string 3``) only with a signal (below);
 * with any of these, a postcode after it (``, 8055xq``, ``, m5 6rt``, ``, 52-262``).
+
+Numbers beside street words are everywhere in a trace (``skip 1 header row``, ``8 event
+loop``, ``route par défaut 3``: the first version replaced 1,200 of 1,584 such phrases a
+fresh-context attack generated). So every form but the glued one, and an English one ending
+in a word that names nothing but a street (``street``, ``avenue``, ...), needs a signal: an
+address word shortly before (``ship to``, ``address``, ``배송지``), a unit with its number
+(``apt. 243``), or a postcode after a comma. The same attack's corpora afterwards: 16 of
+1,584 generated phrases, 2 of 8,181 PyPI descriptions, 0 of 30,000 source lines.
 """
 
 from __future__ import annotations
@@ -51,7 +59,8 @@ _EN_TYPES = (
     r"courtyard|crossway|dell|driveway|fairway|footway|frontage|gardens?|gates|glens|groves|"
     r"gully|highroad|inlet|intersection|junctions|laneway|lookout|meander|nook|parklands|"
     r"parkways|pathway|plateau|quadrant|quays|ridgeway|riviera|roadway|rotary|shoals?|strand|"
-    r"tarn|thoroughfare|tollway|tor|villas|walkway|valleys|fords|land|ground|wade"
+    r"tarn|thoroughfare|tollway|tor|villas|walkway|valleys|fords|land|ground|wade|run|club|ramp|"
+    r"brace|access|wall|course|bridge|spurs|rosebowl"
 )
 # ("via", "place", "route", "square" and "passage" are English words too: "sent via email, 2
 # files"; capitalised, the Latin rule finds those streets)
@@ -90,17 +99,49 @@ _POSTCODE = (
     r"\d{2}-\d{3}|\d{3}\s\d{2}|\d{4}"
     r")(?![\w-])"
 )
-_STREET = re.compile(
-    r"(?i:"
-    # English: 70214 johnson trace apt. 243
-    rf"(?<![\w.,-])\d{{1,6}}[a-z]?(?:/\d{{1,5}})?\s+{_QUANTITY}(?:{_NAME_WORD}\s+){{1,3}}(?:{_EN_TYPES})\b\.?{_UNIT}"
-    # continental: rue de la paix 12; via roma, 9
-    rf"|\b(?:{_CONTINENTAL_TYPES})\s+(?:{_WORD}\s+){{0,4}}?{_WORD},?\s+(?:n[º°o]\.?\s*)?{_NUMBER}\b{_UNIT}"
-    # number first: 933, avenue de leroy
-    rf"|(?<![\w.,-])\d{{1,5}}(?:\s?(?:bis|ter))?,?\s+(?:{_CONTINENTAL_TYPES})\s+(?:{_WORD}\s+){{0,2}}{_WORD}\b"
-    # glued: magnus-drub-platz 28-39
-    rf"|(?:{_NAME_WORD}\s+){{0,2}}{_WORD}(?:{_GLUED_TYPES})\s+{_NUMBER}\b"
-    r")"
+# English: 70214 johnson trace apt. 243
+_ENGLISH = re.compile(
+    rf"(?i:(?<![\w.,-])\d{{1,6}}[a-z]?(?:/\d{{1,5}})?\s+{_QUANTITY}(?:{_NAME_WORD}\s+){{1,3}}"
+    rf"({_EN_TYPES})\b\.?{_UNIT})"
+)
+# continental: rue de la paix 12; via roma, 9; a number first: 933, avenue de leroy
+_CONTINENTAL = re.compile(
+    rf"(?i:\b(?:{_CONTINENTAL_TYPES})\s+(?:{_WORD}\s+){{0,4}}?{_WORD},?\s+(?:n[º°o]\.?\s*)?"
+    rf"{_NUMBER}\b{_UNIT}|(?<![\w.,-])\d{{1,5}}(?:\s?(?:bis|ter))?,?\s+(?:{_CONTINENTAL_TYPES})\s+"
+    rf"(?:{_WORD}\s+){{0,2}}{_WORD}\b)"
+)
+# glued: magnus-drub-platz 28-39 (a street by its word alone)
+_GLUED = re.compile(rf"(?i:(?:{_NAME_WORD}\s+){{0,2}}{_WORD}(?:{_GLUED_TYPES})\s+{_NUMBER}\b)")
+# English types that name nothing but a street (not "drive", "court", "key", "loop", "row",
+# "view", "point", ...: "3 external hard drive", "skip 1 header row", "4 page views")
+_STREET_ONLY = frozenset(
+    [
+        "street",
+        "avenue",
+        "ave",
+        "boulevard",
+        "blvd",
+        "parkway",
+        "pkwy",
+        "highway",
+        "hwy",
+        "terrace",
+        "crescent",
+        "cul-de-sac",
+    ]
+)
+# What says an address comes (within 48 characters before it): without it, or a unit word or
+# a postcode after a comma, "3 primary key", "route par défaut 3", "corso di formazione 2024"
+# are ordinary text
+_CUE = re.compile(
+    r"(?i:ship(?:ped|ping)?\s+to|deliver(?:ed|y|ing)?|sen[dt]\s+to|mail(?:ed)?\s+to|address|"
+    r"\baddr\b|adresse|anschrift|direcci[oó]n|indirizzo|endere[çc]o|\badres\b|located\s+at|"
+    r"liv(?:es?|ing)\s+at|resid(?:es?|ing|ence)|domicil|moved\s+to|"
+    r"주소|배송지|수령지|住所|地址|收货)"
+)
+_UNIT_WORD = re.compile(
+    r"(?i:(?:\b(?:apt|apartment|suite|ste|unit|flat|puerta|piso|appartamento)\b\.?|#)\s*"
+    r"\d+[a-z]?\b(?!\.\d))"
 )
 # Street types that are English words too: a street when no name word after it is English
 _AMBIGUOUS = re.compile(
@@ -109,6 +150,7 @@ _AMBIGUOUS = re.compile(
 )
 _RISKY = re.compile(rf"(?i:(?:{_NAME_WORD}\s+){{0,2}}{_WORD}(?:{_RISKY_GLUED})\s+{_NUMBER}\b)")
 _AFTER = re.compile(rf"(?i:{_POSTCODE})")
+_COMMA_POSTCODE = re.compile(rf"(?i:\s*,{_POSTCODE})")
 _HINT = hints.hint(
     "street type",
     compile_lowered(
@@ -124,15 +166,31 @@ def spans(text: str, out: list[Span], found: hints.Found) -> None:
     _after_marks(text, out)
     if _HINT not in found:
         return
-    for match in _STREET.finditer(text):
+    for match in _GLUED.finditer(text):
         out.append((match.start(), _with_postcode(text, match.end()), "ADDRESS"))
+    for match in _ENGLISH.finditer(text):
+        if match.group(1).lower() in _STREET_ONLY or _signalled(text, match):
+            out.append((match.start(), _with_postcode(text, match.end()), "ADDRESS"))
+    for match in _CONTINENTAL.finditer(text):
+        if _signalled(text, match):
+            out.append((match.start(), _with_postcode(text, match.end()), "ADDRESS"))
     for match in _AMBIGUOUS.finditer(text):
-        if not any(w.lower() in COMMON_WORDS for w in match.group(1).split()):
+        if _signalled(text, match) and not any(
+            w.lower() in COMMON_WORDS for w in match.group(1).split()
+        ):
             out.append((match.start(), _with_postcode(text, match.end()), "ADDRESS"))
     for match in _RISKY.finditer(text):
-        end = _with_postcode(text, match.end())
-        if end > match.end():
-            out.append((match.start(), end, "ADDRESS"))
+        if _signalled(text, match, unit=False):
+            out.append((match.start(), _with_postcode(text, match.end()), "ADDRESS"))
+
+
+def _signalled(text: str, match: re.Match[str], *, unit: bool = True) -> bool:
+    """An address word before *match*, a postcode after it behind a comma, or a unit in it."""
+    if _CUE.search(text, max(0, match.start() - 48), match.start()) is not None:
+        return True
+    if _COMMA_POSTCODE.match(text, match.end()) is not None:
+        return True
+    return unit and _UNIT_WORD.search(match.group(0)) is not None
 
 
 def _with_postcode(text: str, end: int) -> int:
