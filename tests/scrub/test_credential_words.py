@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from faker import Faker
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tracelake.scrub import Scrubber
@@ -72,6 +72,7 @@ def _stored(scrubber: Scrubber, event: dict[str, Any]) -> str:
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(min_value=1, max_value=2**31 - 1))
+@example(seed=256)  # "secret: 비밀번호 is <token>": the token was stored (session 17)
 def test_secret_after_a_credential_key_in_a_message_is_never_stored(
     scrubber: Scrubber, seed: int
 ) -> None:

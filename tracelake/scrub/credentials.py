@@ -104,8 +104,11 @@ _SYMBOL_OR_DIGIT = re.compile(r"[\d\W_]")
 
 
 def secret_word_spans(text: str, out: list[Span]) -> None:
-    """The values announced by a secret word (:data:`_SECRET_WORD`)."""
-    for match in _SECRET_WORD.finditer(text):
+    """The values announced by a secret word (:data:`_SECRET_WORD`). The search goes on from
+    each value, which may be a secret word announcing the next (``secret: 비밀번호 is …``)."""
+    pos = 0
+    while (match := _SECRET_WORD.search(text, pos)) is not None:
+        pos = match.start(2)
         value = match.group(2)
         if value.startswith("[") or (
             not match.group(1).strip() and not _SYMBOL_OR_DIGIT.search(value)
