@@ -226,13 +226,18 @@ def spans(text: str, out: list[Span], found: hints.Found) -> None:
         return
     signal = _SIGNAL_HINT in found
     if signal or _STREET_ONLY_HINT in found:
-        for start, end, kind in _english(text):
-            if kind.lower() in _STREET_ONLY or (signal and _signalled_at(text, start, end)):
-                out.append((start, _with_postcode(text, end), "ADDRESS"))
+        _english_spans(text, out, signal=signal)
     if signal:
         _add(text, out, (m for m in _CONTINENTAL.finditer(text) if _signalled(text, m)))
         _add(text, out, (m for m in _AMBIGUOUS.finditer(text) if _ambiguous_ok(text, m)))
         _add(text, out, (m for m in _RISKY.finditer(text) if _signalled(text, m, unit=False)))
+
+
+def _english_spans(text: str, out: list[Span], *, signal: bool) -> None:
+    """English addresses: a ``street``/``avenue``... always, any other type when *signal*."""
+    for start, end, kind in _english(text):
+        if kind.lower() in _STREET_ONLY or (signal and _signalled_at(text, start, end)):
+            out.append((start, _with_postcode(text, end), "ADDRESS"))
 
 
 def _add(text: str, out: list[Span], matches: Iterator[re.Match[str]]) -> None:
