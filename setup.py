@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 
 MAPPED = {
     "tracelake.pipelines": "pipelines",
@@ -72,16 +72,19 @@ def _compiled() -> list[Any]:
 
 setup(
     ext_modules=_compiled(),
-    packages=sorted(find_packages(include=["tracelake", "tracelake.*"]) + list(MAPPED)),
+    # the data directories (sql/, scrub/data/, web/...) are packages too: setuptools warns
+    # that it will stop shipping importable directories that are not listed
+    packages=sorted(
+        find_namespace_packages(include=["tracelake", "tracelake.*"], exclude=["*.__pycache__"])
+        + list(MAPPED)
+    ),
     package_dir=MAPPED,
     package_data={
-        "tracelake": [
-            "sql/*.sql",
-            "py.typed",
-            "scrub/data/*.gz",
-            "web/templates/*.html",
-            "web/static/*",
-        ],
+        "tracelake": ["py.typed"],
+        "tracelake.sql": ["*.sql"],
+        "tracelake.scrub.data": ["*.gz"],
+        "tracelake.web.templates": ["*.html"],
+        "tracelake.web.static": ["*"],
         "tracelake.migrations": ["script.py.mako"],
     },
 )
