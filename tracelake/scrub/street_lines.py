@@ -204,6 +204,14 @@ _HINT = hints.hint(
     ),
 )
 _GLUED_HINT = hints.hint("glued street type", compile_lowered(rf"(?:{_GLUED_TYPES})\s+\d"))
+# what the two costliest forms cannot match without (each ran on two of three texts with a
+# number: 6 of street_lines' 8 us a line on the bench corpus)
+_CONTINENTAL_HINT = hints.hint(
+    "continental street type", compile_lowered(rf"\b(?:{_CONTINENTAL_TYPES})\s")
+)
+_RISKY_HINT = hints.hint(
+    "glued street type with an ordinary ending", compile_lowered(rf"(?:{_RISKY_GLUED})\s+\d")
+)
 _STREET_ONLY_HINT = hints.hint(
     "street word", compile_lowered(rf"\b(?:{'|'.join(sorted(_STREET_ONLY))})\b")
 )
@@ -228,8 +236,15 @@ def spans(text: str, out: list[Span], found: hints.Found) -> None:
     if signal or _STREET_ONLY_HINT in found:
         _english_spans(text, out, signal=signal)
     if signal:
+        _signalled_spans(text, out, found)
+
+
+def _signalled_spans(text: str, out: list[Span], found: hints.Found) -> None:
+    """The continental, ambiguous and risky glued forms (in a text with a signal)."""
+    if _CONTINENTAL_HINT in found:
         _add(text, out, (m for m in _CONTINENTAL.finditer(text) if _signalled(text, m)))
-        _add(text, out, (m for m in _AMBIGUOUS.finditer(text) if _ambiguous_ok(text, m)))
+    _add(text, out, (m for m in _AMBIGUOUS.finditer(text) if _ambiguous_ok(text, m)))
+    if _RISKY_HINT in found:
         _add(text, out, (m for m in _RISKY.finditer(text) if _signalled(text, m, unit=False)))
 
 
