@@ -268,6 +268,11 @@ def test_plain_writes_every_digit_and_space_in_ascii(text: str) -> None:
         ("cf RSSMR\u013085T10A562S ok", "cf", "85T10A562S"),
         ("Contact: jdoe42, spinning", "spinning", "jdoe42"),
         ("HKID 000000", "HKID", "000000"),
+        # street types ending in "." or "/" (the regex hint's \b found no boundary after them)
+        ("ship to c/ mayor 5, 28013", "ship to", "mayor 5"),
+        ("adresse: c. priscila barón 86 interno 7, 08457", "adresse", "barón 86"),
+        ("domicile ul. zakole 178, 81-350", "domicile", "zakole 178"),
+        ("adres: al. jerozolimskie 44", "adres", "jerozolimskie 44"),
     ],
 )
 def test_the_attack_reproducers_are_scrubbed_on_both_paths(

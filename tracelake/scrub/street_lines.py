@@ -200,7 +200,7 @@ _HINT = hints.hint(
     "street type",
     compile_lowered(
         rf"(?:{_EN_TYPES}|{_CONTINENTAL_TYPES}|{_RISKY_GLUED}|via|place|route|square|passage|"
-        r"campo|largo)\b"
+        r"campo|largo)(?!\w)"  # not \b: "ul. ", "c/ " end in no word character
     ),
 )
 _GLUED_HINT = hints.hint("glued street type", compile_lowered(rf"(?:{_GLUED_TYPES})\s+\d"))
