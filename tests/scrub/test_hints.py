@@ -32,6 +32,8 @@ from tracelake.scrub import (
     latin,
     machine,
     national_ids,
+    registrations,
+    street_lines,
     written,
 )
 from tracelake.scrub.lowered import lowered
@@ -133,6 +135,15 @@ NARROWED = [
     (machine._WEBHOOK, freetext._MACHINE_HINT),
     (machine._GEO, freetext._MACHINE_HINT),
     (latin._LOWER_LABEL, freetext._LOWER_NAME_HINT),
+    (digits._LETTERED_ACCOUNT, digits._ACCOUNT_HINT),
+    (street_lines._CONTINENTAL, street_lines._CONTINENTAL_HINT),
+    (street_lines._CONTINENTAL, street_lines._HINT),
+    (street_lines._RISKY, street_lines._RISKY_HINT),
+    (street_lines._RISKY, street_lines._HINT),
+    (street_lines._AMBIGUOUS, street_lines._HINT),
+    (street_lines._GLUED, street_lines._GLUED_HINT),
+    (registrations._VAT_LABELLED, registrations._HINT),
+    (registrations._PLATE_LABELLED, registrations._HINT),
 ]
 
 
@@ -305,3 +316,16 @@ def test_the_first_scan_does_not_wait_for_the_automaton(monkeypatch: pytest.Monk
             thread.join(30)
     if FAST_PATH_EXPECTED:
         assert isinstance(hints._ENGINE, hints._Engine)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_lower_case_labels_are_found_at_the_same_places_in_the_lowered_text(
+    data: st.DataObject,
+) -> None:
+    """latin finds its person labels in the lower-cased text: same spans, same kind."""
+    label = st.from_regex(latin._LOWER_LABEL, fullmatch=False)
+    text = data.draw(label | label.map(_turkish) | st.text())
+    found = [(m.span(), m.lastgroup) for m in latin._LOWER_LABEL.finditer(text)]
+    low = [(m.span(), m.lastgroup) for m in latin._LOWER_LABEL_LOW.finditer(lowered(text))]
+    assert low == found, text

@@ -313,13 +313,18 @@ def _glued_run_spans(text: str, out: list[Span]) -> None:
 
 # A bank account number that starts with letters (a UK, Dutch or Italian BBAN: a bank code,
 # then digits) right after an account word; the digit rules keep runs glued to letters
-_LETTERED_ACCOUNT = re.compile(
+_ACCOUNT_WORDS = (
     r"(?i:account|acct|a/c|iban|bban|계좌|은행|bank|konto|compte|cuenta|conta|conto|rekening|"
     r"pay to|paid to|transfer(?:red)? to|refund(?:ed)? to|wire(?:d)? to|payout to|"
-    r"deposit(?:ed)? to|remit(?:ted)? to|credit(?:ed)? to|口座|账户|賬戶)[^A-Za-z0-9\n]{0,12}"
+    r"deposit(?:ed)? to|remit(?:ted)? to|credit(?:ed)? to|口座|账户|賬戶)"
+)
+_LETTERED_ACCOUNT = re.compile(
+    rf"{_ACCOUNT_WORDS}[^A-Za-z0-9\n]{{0,12}}"
     r"(?:(?i:no|number|num|nr|n°|番号|번호)\.?[^A-Za-z0-9\n]{0,4})?"
     r"([A-Za-z]{1,4}\d[\dA-Za-z]{9,30})(?![A-Za-z0-9])"
 )
+# (the account words alone: the rule's alternation took ~12 us on each text with 7 digits)
+_ACCOUNT_HINT = hints.hint("account word", compile_lowered(_ACCOUNT_WORDS))
 
 
 def _lettered_account_spans(text: str, out: list[Span]) -> None:
@@ -340,7 +345,8 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
     for match in _DIGIT_RUN.finditer(text):
         _judge_run(text, match, out)
     _glued_run_spans(text, out)
-    _lettered_account_spans(text, out)
+    if _ACCOUNT_HINT in found:
+        _lettered_account_spans(text, out)
 
 
 def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:

@@ -204,7 +204,7 @@ def _plain_token(text: str) -> bool:
         return True
     return (
         _ID_TOKEN.fullmatch(text) is not None
-        and credentials.API_HINT.search(text) is None
+        and not credentials.api_hinted(text)
         and not digits.glued_number(text)
         and not machine.in_token(text)
         and not (":" in text and credentials.sensitive_key(text.partition(":")[0]))

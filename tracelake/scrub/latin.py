@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tracelake.scrub.lowered import compile_lowered, lowered
 from tracelake.scrub.vocab import (
     COMMON_WORDS,
     NAME_PARTICLES,
@@ -221,6 +222,7 @@ _WEAK_LABEL = (
     r"recipient|receiver|addressee|consignee|sender|orderer)\b)"
 )
 _LOWER_LABEL = re.compile(rf"(?:(?P<strong>{_STRONG_LABEL})|(?P<weak>{_WEAK_LABEL}))\s*")
+_LOWER_LABEL_LOW = compile_lowered(_LOWER_LABEL.pattern)
 _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\w'’\-])")
 # After a label, two or more capitalised words are a name even when each is a common word
 # (Customer: Max Field, dear Rose Hill, passenger Will Price): the capitalised pass (above)
@@ -269,7 +271,9 @@ def _ordinary(word: str, first: bool = True) -> bool:
 def lower_name_spans(text: str, out: list[Span]) -> None:
     """Append the spans of lower-case names after a person label, and of two or more
     capitalised words after one (see above)."""
-    for label in _LOWER_LABEL.finditer(text):
+    # the labels are found in the lower-cased text (same length, same word boundaries): a
+    # case-insensitive alternation of labels took ~32 us a text, several times this
+    for label in _LOWER_LABEL_LOW.finditer(lowered(text)):
         titled = _title_words(text, label.end())
         if len(titled) >= 2 and _may_be_name([w.group(0).lower() for w in titled]):
             out.append((titled[0].start(), titled[-1].end(), "PERSON"))

@@ -22,6 +22,9 @@ def lower_pattern(pattern: str) -> str:
         if pattern[i] == "\\":
             out.append(pattern[i : i + 2])
             i += 2
+        elif pattern.startswith("(?P", i):  # a named group (its name is lowered)
+            out.append("(?P")
+            i += 3
         else:
             out.append(pattern[i].lower())
             i += 1
