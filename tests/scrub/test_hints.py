@@ -284,6 +284,14 @@ def test_plain_writes_every_digit_and_space_in_ascii(text: str) -> None:
         ("adresse: c. priscila barón 86 interno 7, 08457", "adresse", "barón 86"),
         ("domicile ul. zakole 178, 81-350", "domicile", "zakole 178"),
         ("adres: al. jerozolimskie 44", "adres", "jerozolimskie 44"),
+        # session 18's second attack: an account after a CJK account word (the word becomes
+        # a run first), a lower-case name after a colon behind passenger/guest/patient/member
+        ("口座番号: NWBK60161331926819", "[BANK_ACCOUNT]", "NWBK60161331926819"),
+        ("账户 ABNA0417164300 已退款", "[BANK_ACCOUNT]", "ABNA0417164300"),
+        ("passenger: sharon zamora.", "passenger", "sharon"),
+        ("patient: john smith", "patient", "smith"),
+        ("member: anna kowalska", "member", "kowalska"),
+        ("guest: maria lopez", "guest", "maria"),
     ],
 )
 def test_the_attack_reproducers_are_scrubbed_on_both_paths(

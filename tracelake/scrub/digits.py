@@ -327,7 +327,7 @@ _LETTERED_ACCOUNT = re.compile(
 _ACCOUNT_HINT = hints.hint("account word", compile_lowered(_ACCOUNT_WORDS))
 
 
-def _lettered_account_spans(text: str, out: list[Span]) -> None:
+def lettered_account_spans(text: str, out: list[Span]) -> None:
     for match in _LETTERED_ACCOUNT.finditer(text):
         if len(_NON_DIGIT.sub("", match.group(1))) >= 8:
             out.append((match.start(1), match.end(1), "BANK_ACCOUNT"))
@@ -346,7 +346,7 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         _judge_run(text, match, out)
     _glued_run_spans(text, out)
     if _ACCOUNT_HINT in found:
-        _lettered_account_spans(text, out)
+        lettered_account_spans(text, out)
 
 
 def _judge_run(text: str, match: re.Match[str], out: list[Span]) -> None:

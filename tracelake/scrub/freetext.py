@@ -256,6 +256,8 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
         spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
         # パスワード：x, 旅券番号: J47713891: the value is found before its label becomes a run
         _cjk_secret_spans(text, spans)
+        if _DIGIT.search(text):  # 口座番号: NWBK60161331926819 (the word becomes a run)
+            digits.lettered_account_spans(text, spans)
         credentials.passport_spans(text, spans)
     if has_uncased:
         found = _UNCASED.finditer(text)
