@@ -251,20 +251,26 @@ def _close_places(text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     if has_hangul:
         spans.extend((a, b, "KR_ADDRESS") for a, b in kr_address.address_spans(text))
     if has_cjk:
-        if _DIGIT.search(text):
-            dates.spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
-        spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
-        # パスワード：x, 旅券番号: J47713891: the value is found before its label becomes a run
-        _cjk_secret_spans(text, spans)
-        if _DIGIT.search(text):  # 口座番号: NWBK60161331926819 (the word becomes a run)
-            digits.lettered_account_spans(text, spans)
-        credentials.passport_spans(text, spans)
+        _cjk_spans(text, spans)
     if has_uncased:
         found = _UNCASED.finditer(text)
         spans.extend((m.start(), m.end(), _uncased_entity(m.group(0))) for m in found)
     if not spans:
         return text, ()
     return redact(text, spans)
+
+
+def _cjk_spans(text: str, spans: list[Span]) -> None:
+    """Han/kana runs, and what must be found before they replace their words."""
+    digit = _DIGIT.search(text) is not None
+    if digit:
+        dates.spans(text, spans)  # 1985年3月14日 is a date before it is CJK text
+    spans.extend((m.start(), m.end(), _cjk_entity(m.group(0))) for m in _CJK.finditer(text))
+    # パスワード：x, 旅券番号: J47713891: the value is found before its label becomes a run
+    _cjk_secret_spans(text, spans)
+    if digit:  # 口座番号: NWBK60161331926819 (the account word becomes a run)
+        digits.lettered_account_spans(text, spans)
+    credentials.passport_spans(text, spans)
 
 
 def redact(text: str, spans: list[Span]) -> tuple[str, tuple[tuple[str, int], ...]]:
