@@ -171,7 +171,7 @@ def close(text: str, *, names: bool = True) -> tuple[str, tuple[tuple[str, int],
         if _UPPER.search(text):
             latin.latin_spans(text, spans)
         if _LOWER_NAME_HINT in found:
-            latin.lower_name_spans(text, spans)
+            latin.lower_name_spans(text, found.low, spans)  # lowered once, for the scan
     if not spans:
         return text, counts
     if _DIGIT.search(text):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tracelake.scrub.lowered import compile_lowered, lowered
+from tracelake.scrub.lowered import compile_lowered
 from tracelake.scrub.vocab import (
     COMMON_WORDS,
     NAME_PARTICLES,
@@ -269,12 +269,12 @@ def _ordinary(word: str, first: bool = True) -> bool:
     return False
 
 
-def lower_name_spans(text: str, out: list[Span]) -> None:
+def lower_name_spans(text: str, low: str, out: list[Span]) -> None:
     """Append the spans of lower-case names after a person label, and of two or more
-    capitalised words after one (see above)."""
-    # the labels are found in the lower-cased text (same length, same word boundaries): a
-    # case-insensitive alternation of labels took ~32 us a text, several times this
-    for label in _LOWER_LABEL_LOW.finditer(lowered(text)):
+    capitalised words after one (see above). *low*: :func:`lowered` of *text*, where the
+    labels are found (same length, same word boundaries: a case-insensitive alternation of
+    labels took ~32 us a text, about twice this)."""
+    for label in _LOWER_LABEL_LOW.finditer(low):
         titled = _title_words(text, label.end())
         if len(titled) >= 2 and _may_be_name([w.group(0).lower() for w in titled]):
             out.append((titled[0].start(), titled[-1].end(), "PERSON"))
