@@ -122,3 +122,19 @@ def test_spool_status_and_drain(db_url: str, tmp_path: Path) -> None:
         tl("spool", "status", "--dir", str(tmp_path / "spool"), "--json", url=db_url).stdout
     )
     assert status["events"] == 0
+
+
+def test_demo_without_graph_tool_call_says_what_to_install(tmp_path: Path) -> None:
+    """A wheel installed without the demo extra: a clear error, not an internal one."""
+    code = (
+        "import sys; sys.modules['graph_tool_call'] = None; "
+        "from tracelake.cli import main; sys.argv = ['tracelake', 'demo']; main()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env["TRACELAKE_DATABASE_URL"] = f"sqlite:///{tmp_path / 'demo.db'}"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'tracelake[demo]'" in done.stderr
+    assert "internal error" not in done.stderr

@@ -22,9 +22,11 @@ def demo(
     import uuid
     from datetime import UTC, datetime
 
-    try:
+    try:  # tracelake.demo imports the runner only when a plan runs: ask for it here
+        import graph_tool_call  # noqa: F401
+
         from tracelake.demo import run_scenario, scenarios
-    except ImportError as exc:  # pragma: no cover - depends on the install
+    except ImportError as exc:
         raise TracelakeError(
             f"the demo needs graph-tool-call: pip install 'tracelake[demo]' ({exc})"
         ) from None
