@@ -92,6 +92,9 @@ def nested(depth: int) -> bytes:
 @example(b'{"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}')
 @example(b'{"n":123456789012345678901234567890}')
 @example(b'{"n":18446744073709551615}')
+@example(b'{"": -9339147058542151680}')  # below a signed 64-bit integer: orjson reads a float
+@example(b'{"": -9223372036854775809}')
+@example(b'{"": -9223372036854775808}')
 def test_a_line_the_fast_path_takes_is_read_as_the_careful_path_reads_it(data: bytes) -> None:
     fast = codec.loads_line(data, MAX_DEPTH)
     slow = careful(data)
