@@ -14,6 +14,9 @@ from typing import Self
 from tracelake.errors import ConfigError
 
 DEFAULT_DATABASE_URL = "sqlite:///tracelake.db"
+# "1": presidio is imported without spaCy (tracelake.scrub.presidio_import); the tracelake
+# command sets it for its own processes, a library user never gets it unasked.
+PRESIDIO_WITHOUT_SPACY = "TRACELAKE_PRESIDIO_WITHOUT_SPACY"
 
 
 def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:

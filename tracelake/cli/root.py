@@ -18,6 +18,7 @@ import typer
 
 from tracelake import __version__, collector
 from tracelake.cli.common import err
+from tracelake.config import PRESIDIO_WITHOUT_SPACY
 from tracelake.console import markup, say
 from tracelake.errors import TracelakeError
 
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _main(argv: list[str] | None) -> None:
     collector.rarer()
+    # this process and the workers it starts are tracelake's own: presidio without spaCy
+    os.environ.setdefault(PRESIDIO_WITHOUT_SPACY, "1")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if not sys.stdout.isatty():  # plain help when piped: no boxes
         app.rich_markup_mode = None

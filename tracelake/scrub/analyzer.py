@@ -1,9 +1,11 @@
-"""The presidio engine, fully offline, built once per process and lazily.
+"""presidio's recognizers, fully offline, built once per process and lazily.
 
 presidio's default engine loads a spaCy model (a download) and its email recognizer fetches the
-public-suffix list through tldextract. Neither may happen here: we use ``NoOpNlpEngine`` (no
-model, no tokens) and set ``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""`` before presidio is imported,
-so tldextract falls back to the snapshot bundled with it.
+public-suffix list through tldextract. Neither may happen here: no ``AnalyzerEngine`` and no NLP
+engine are built (the recognizers are run by :func:`analyze`, see :func:`_run`), and
+``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""`` is set before presidio is imported, so tldextract
+falls back to the snapshot bundled with it. :mod:`tracelake.scrub.presidio_import` imports
+presidio, without spaCy in the processes of the ``tracelake`` command.
 
 Without a NER model presidio finds no names or addresses, so this module adds pattern
 recognizers for Hangul names and Korean street addresses, plus credentials (JWT, bearer
@@ -23,7 +25,7 @@ from typing import Any
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
 from tracelake.forksafe import renew_locks_after_fork
-from tracelake.scrub import hangul
+from tracelake.scrub import hangul, presidio_import
 from tracelake.scrub.credentials import mixed_enough
 
 LANGUAGE = "en"
@@ -59,7 +61,7 @@ URL_CREDENTIAL_RE = r"(?<=://)[^/\s:@]+:[^/\s@]*@"
 LONG_HEX_RE = r"(?<![A-Za-z0-9])[A-Fa-f0-9]{32,}(?![A-Za-z0-9])"
 LONG_B64_RE = r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_-])"
 
-_ENGINE: tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]] | None = None
+_ENGINE: tuple[list[Any], dict[str, list[Any]], dict[str, list[_Compiled]]] | None = None
 _LOCK = threading.Lock()
 renew_locks_after_fork(globals(), "_LOCK")
 
@@ -76,9 +78,11 @@ IPV6_RE = r"(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{1,4}(?![0-9A-
 EMAIL_RE = r"(?<![\w.%+-])[\w.%+-]*\w@\w[\w-]*(?:\.[\w-]+)*\.[^\W\d_]{2,24}(?![\w-])"
 
 
-def _build() -> Any:
-    from presidio_analyzer import AnalyzerEngine, Pattern, PatternRecognizer
-    from presidio_analyzer.nlp_engine import NoOpNlpEngine
+def _build() -> list[Any]:
+    """The recognizers, presidio's and ours. No ``AnalyzerEngine`` (nor its NLP engine) is
+    built: :func:`_run` runs the recognizers itself."""
+    presidio_import.import_presidio()
+    from presidio_analyzer import Pattern, PatternRecognizer
     from presidio_analyzer.predefined_recognizers import (
         CreditCardRecognizer,
         EmailRecognizer,
@@ -90,7 +94,6 @@ def _build() -> Any:
         KrRrnRecognizer,
         PhoneRecognizer,
     )
-    from presidio_analyzer.recognizer_registry import RecognizerRegistry
 
     class _SecretRecognizer(PatternRecognizer):
         def validate_result(self, pattern_text: str) -> bool | None:
@@ -118,8 +121,7 @@ def _build() -> Any:
             supported_language=LANGUAGE,
         )
 
-    registry = RecognizerRegistry(supported_languages=[LANGUAGE])
-    for recognizer in (
+    return [
         EmailRecognizer(supported_language=LANGUAGE),
         IpRecognizer(supported_language=LANGUAGE),
         CreditCardRecognizer(supported_language=LANGUAGE),
@@ -156,15 +158,7 @@ def _build() -> Any:
             patterns=[Pattern("hex", LONG_HEX_RE, 0.7), Pattern("b64", LONG_B64_RE, 0.6)],
             supported_language=LANGUAGE,
         ),
-    ):
-        registry.add_recognizer(recognizer)
-    nlp = NoOpNlpEngine(models=[{"lang_code": LANGUAGE, "model_name": "noop"}])
-    return AnalyzerEngine(
-        registry=registry,
-        nlp_engine=nlp,
-        supported_languages=[LANGUAGE],
-        default_score_threshold=SCORE_THRESHOLD,
-    )
+    ]
 
 
 def iban_checksum_ok(text: str) -> bool:
@@ -176,8 +170,8 @@ def iban_checksum_ok(text: str) -> bool:
     return len(compact) >= 15 and int(digits) % 97 == 1
 
 
-def get_engine() -> Any:
-    """The process-wide ``AnalyzerEngine`` (built on first use, thread-safe)."""
+def get_recognizers() -> list[Any]:
+    """The process-wide recognizers (built on first use, thread-safe)."""
     return _state()[0]
 
 
@@ -267,17 +261,17 @@ class _Compiled:
                 out.append((start, end, self.entity))
 
 
-def _state() -> tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]]:
+def _state() -> tuple[list[Any], dict[str, list[Any]], dict[str, list[_Compiled]]]:
     global _ENGINE
     if _ENGINE is None:
         with _LOCK:
             if _ENGINE is None:
+                recognizers = _build()  # imports presidio: nothing from it before this
                 from presidio_analyzer import PatternRecognizer
 
-                analyzer = _build()
                 by_entity: dict[str, list[Any]] = {}
                 compiled: dict[str, list[_Compiled]] = {}
-                for recognizer in analyzer.registry.recognizers:
+                for recognizer in recognizers:
                     for entity in recognizer.supported_entities:
                         by_entity.setdefault(entity, []).append(recognizer)
                     patterns: list[Any] = getattr(recognizer, "patterns", None) or []
@@ -285,7 +279,7 @@ def _state() -> tuple[Any, dict[str, list[Any]], dict[str, list[_Compiled]]]:
                         compiled.setdefault(recognizer.supported_entities[0], []).extend(
                             _Compiled(recognizer, pattern) for pattern in patterns
                         )
-                _ENGINE = (analyzer, by_entity, compiled)
+                _ENGINE = (recognizers, by_entity, compiled)
                 _warm_up(by_entity, compiled)
                 hangul.load_lexicon()  # Kiwi's word list, read on the first Hangul name else
     return _ENGINE
@@ -315,7 +309,7 @@ _HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
 # presidio raises a pattern's score by 0.35 when a context word of its recognizer is near
-# (LemmaContextAwareEnhancer, which needs NLP artifacts that NoOpNlpEngine does not make).
+# (LemmaContextAwareEnhancer, which needs NLP artifacts: no NLP engine makes any here).
 # KR_PASSPORT scores 0.05/0.1 without context, below the threshold: it is the one recognizer
 # that finds nothing without it. Its context words are looked up in the whole text.
 CONTEXT_BOOST = 0.35
