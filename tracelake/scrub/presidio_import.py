@@ -13,8 +13,8 @@ presidio's URL recognizer module) while presidio is imported, then takes the pla
 of ``sys.modules``: a later ``import spacy`` imports the real one. presidio's spaCy-based
 engines are left holding placeholders, so the lean import is only for processes tracelake owns
 (the ``tracelake`` command sets ``TRACELAKE_PRESIDIO_WITHOUT_SPACY=1``), never a runner's
-process that embeds the sink and may use presidio itself. It is not taken when presidio or spaCy is imported
-already, and it falls back to the plain import when anything in it fails.
+process that embeds the sink and may use presidio itself. It is not taken when presidio or
+spaCy is imported already, and it falls back to the plain import when anything in it fails.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracelake.config import PRESIDIO_WITHOUT_SPACY
@@ -34,11 +34,7 @@ from tracelake.config import PRESIDIO_WITHOUT_SPACY
 _TOPS = frozenset({"spacy", "thinc"})
 _MODULES = frozenset({"presidio_analyzer.predefined_recognizers.generic.url_recognizer"})
 # What the scrubber imports from presidio (tracelake.scrub.analyzer).
-_NEEDED = (
-    "presidio_analyzer",
-    "presidio_analyzer.predefined_recognizers",
-    "presidio_analyzer.recognizer_registry",
-)
+_NEEDED = ("presidio_analyzer", "presidio_analyzer.predefined_recognizers")
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +82,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__path__ = []  # a package: its submodules are placeholders too
 
 
-def lean_requested(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+def lean_requested(env: Mapping[str, str] = os.environ) -> bool:
     return env.get(PRESIDIO_WITHOUT_SPACY, "").strip().lower() in ("1", "true", "yes")
 
 
