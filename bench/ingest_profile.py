@@ -31,7 +31,8 @@ from tracelake.store import open_store
 
 KEY = b"bench-end-to-end-pseudonym-key-0123456789"
 STAGES = {
-    "iter_lines": ("lines.py", "iter_lines"),
+    "iter_chunks": ("lines.py", "iter_chunks"),
+    "Chunk.lines": ("lines.py", "lines"),
     "parse_line": ("parse.py", "parse_line"),
     "classify": ("inbound.py", "classify"),
     "safe ids": ("prepare.py", "safe"),

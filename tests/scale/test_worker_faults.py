@@ -47,13 +47,14 @@ def test_sigkill_of_a_worker_mid_ingest_then_a_rerun_stores_everything_once(
 
     seen = []
 
-    def on_line(line: object) -> None:
-        seen.append(line)
-        if len(seen) == 400:  # well inside the input: chunks are in flight, some appended
+    def on_read(size: int) -> None:
+        seen.append(size)
+        if len(seen) == 2:  # well inside the input: chunks are in flight, some appended
             threading.Timer(0.0, os.kill, (victims[0], signal.SIGKILL)).start()
 
+    assert len(envelopes) > 2 * ingest_module.CHUNK_LINES  # chunks after the second
     with pytest.raises(TracelakeError, match="worker process died"):
-        ingestor.ingest(io.BufferedReader(io.BytesIO(data)), "in.jsonl", on_line=on_line)
+        ingestor.ingest(io.BufferedReader(io.BytesIO(data)), "in.jsonl", on_read=on_read)
     partial = store.stats()["events"]
     assert partial < len(envelopes)
 

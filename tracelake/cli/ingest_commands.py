@@ -56,10 +56,8 @@ def ingest(
 
                 unshown = [0]  # bytes read since the bar last moved
 
-                def tick(line: Any, task: Any = task, unshown: list[int] = unshown) -> None:
-                    # the bar moves every 256 KiB: an update per line cost a tenth of
-                    # this process's CPU on small lines
-                    unshown[0] += line.size + 1
+                def tick(read: int, task: Any = task, unshown: list[int] = unshown) -> None:
+                    unshown[0] += read
                     if unshown[0] >= _TICK_BYTES:
                         progress.update(task, advance=unshown[0], events=report.events)
                         unshown[0] = 0
@@ -69,7 +67,7 @@ def ingest(
                 except OSError as exc:
                     raise TracelakeError(f"cannot read {path}: {exc.strerror or exc}") from None
                 with stream:
-                    ingestor.ingest(stream, origin=path, report=report, on_line=tick)
+                    ingestor.ingest(stream, origin=path, report=report, on_read=tick)
                 progress.update(task, advance=unshown[0], events=report.events)
                 if size is not None:
                     progress.update(task, completed=size)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tracelake.config import Settings
-from tracelake.ingest.lines import Line, iter_lines
+from tracelake.ingest.lines import Chunk, iter_chunks
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 from tracelake.ingest.workers import default_workers, pool, prepare_ordered
 from tracelake.run_identity import LegacyKeys, Sequenced, StreamRuns
@@ -81,8 +81,10 @@ class Ingestor:
         stream: BinaryIO,
         origin: str,
         report: IngestReport | None = None,
-        on_line: Callable[[Line], None] | None = None,
+        on_read: Callable[[int], None] | None = None,
     ) -> IngestReport:
+        """Store every line of *stream*; *on_read* is told how many input bytes each chunk
+        read (a progress bar)."""
         report = report if report is not None else IngestReport()
         source = _identity(origin)
         origin = source  # quarantine keys by resolved path: x, ./x and /abs/x are one input
@@ -91,14 +93,14 @@ class Ingestor:
         bad: list[QuarantineItem] = []
         limit = self.settings.batch_size
 
-        def counted() -> Iterator[Line]:
-            for line in iter_lines(stream, self.settings.max_line_bytes):
-                report.lines += 1
-                if on_line is not None:
-                    on_line(line)
-                yield line
+        def counted() -> Iterator[Chunk]:
+            for chunk in iter_chunks(stream, self.settings.max_line_bytes, CHUNK_LINES):
+                if on_read is not None:
+                    on_read(chunk.read)
+                yield chunk
 
-        for results in self._prepared(origin, _chunks(counted(), CHUNK_LINES)):
+        for results in self._prepared(origin, counted()):
+            report.lines += len(results)  # one result per line that is not blank
             for r in results:
                 if isinstance(r, Rejected):
                     bad.append(r.item)
@@ -120,9 +122,7 @@ class Ingestor:
         self._flush(pending, bad, report)
         return report
 
-    def _prepared(
-        self, origin: str, chunks: Iterator[list[Line]]
-    ) -> Iterator[list[Ready | Rejected]]:
+    def _prepared(self, origin: str, chunks: Iterator[Chunk]) -> Iterator[list[Ready | Rejected]]:
         s = self.settings
         preparer = Preparer(self.scrubber, self.key, origin, s.max_line_bytes, s.max_depth)
         workers = self.workers
@@ -138,7 +138,7 @@ class Ingestor:
                 window = 2 * workers + 2 + s.batch_size // CHUNK_LINES
                 yield from prepare_ordered(pool(workers), origin, config, rest, window)
                 return
-            yield preparer.prepare(chunk)
+            yield preparer.prepare(chunk.lines(s.max_line_bytes))
 
     def _rows(self, pending: list[Sequenced]) -> list[EncodedEvent]:
         """The batch's rows, their redaction reports and trace_metadata interned first."""
@@ -192,19 +192,8 @@ class Ingestor:
             bad.clear()
 
 
-CHUNK_LINES = 200  # lines per worker task: large enough to amortise the hand-off
-CHUNKS_BEFORE_WORKERS = 2  # the first 400 lines are prepared in the main process
-
-
-def _chunks(lines: Iterator[Line], size: int) -> Iterator[list[Line]]:
-    chunk: list[Line] = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+CHUNK_LINES = 200  # lines per worker task (at least): large enough to amortise the hand-off
+CHUNKS_BEFORE_WORKERS = 2  # the first ~400 lines are prepared in the main process
 
 
 def _identity(origin: str) -> str:

@@ -30,7 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from tracelake import collector
 from tracelake.errors import TracelakeError
-from tracelake.ingest.lines import Line
+from tracelake.ingest.lines import Chunk
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 
 Config = tuple[bytes, int, int]  # pseudonym key, max line bytes, max depth
@@ -75,7 +75,7 @@ def _received(results: Sent) -> list[Ready | Rejected]:
     return [_new_tuple(Ready, r) if type(r) is tuple else r for r in results]  # type: ignore[misc]
 
 
-def _work(origin: str, config: Config, lines: list[Line]) -> Sent:
+def _work(origin: str, config: Config, chunk: Chunk) -> Sent:
     preparer = _PREPARERS.get((origin, config))
     if preparer is None:
         from tracelake.scrub import get_scrubber
@@ -86,7 +86,7 @@ def _work(origin: str, config: Config, lines: list[Line]) -> Sent:
         preparer = _PREPARERS[(origin, config)] = Preparer(
             get_scrubber(key), key, origin, max_bytes, max_depth
         )
-    return _sent(preparer.prepare(lines))
+    return _sent(preparer.prepare(chunk.lines(config[1])))
 
 
 def pool(workers: int) -> ProcessPoolExecutor:
@@ -119,7 +119,7 @@ def prepare_ordered(
     executor: ProcessPoolExecutor,
     origin: str,
     config: Config,
-    chunks: Iterable[list[Line]],
+    chunks: Iterable[Chunk],
     window: int,
 ) -> Iterator[list[Ready | Rejected]]:
     """Results of every chunk, in input order, with at most *window* chunks in flight.
