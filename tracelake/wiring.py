@@ -28,9 +28,13 @@ class Components:
 
 def ensure_schema(store: Store) -> None:
     """Refuse an old schema; an embedded SQLite database is migrated on first use."""
-    from tracelake.store import migrate
+    from tracelake.store.schema_head import HEAD_REVISION
 
     current = store.revision()
+    if current == HEAD_REVISION:  # the usual case, known without importing alembic
+        return
+    from tracelake.store import migrate
+
     head = migrate.head_revision()
     if current == head:
         return

@@ -256,9 +256,9 @@ class Store:
         return migrate.downgrade(self._engine, revision, force=force)
 
     def revision(self) -> str | None:
-        from tracelake.store import migrate
+        from tracelake.store.schema_head import stored_revision
 
-        return migrate.current_revision(self._engine)
+        return stored_revision(self._engine)
 
     def history(self) -> list[Revision]:
         from tracelake.store import migrate
