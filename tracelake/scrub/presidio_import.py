@@ -70,14 +70,19 @@ class Placeholder(types.ModuleType):
         return Absent
 
 
+def _stands_in(name: str) -> bool:
+    """Whether the lean import serves a placeholder for the module *name*."""
+    if name.partition(".")[0] in _TOPS or name in _MODULES:
+        return True
+    country = name.removeprefix(_COUNTRIES)
+    return country != name and country.partition(".")[0] not in _KEPT_COUNTRIES
+
+
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname.partition(".")[0] in _TOPS or fullname in _MODULES or (
-            fullname.startswith(_COUNTRIES)
-            and fullname[len(_COUNTRIES) :].partition(".")[0] not in _KEPT_COUNTRIES
-        ):
+        if _stands_in(fullname):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
 
