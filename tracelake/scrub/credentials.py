@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from tracelake.scrub import hints, written
+from tracelake.scrub.first_chars import guard
 from tracelake.scrub.keys import (
     KeyClass,
     classify,
@@ -94,10 +95,12 @@ SECRET_WORDS = (
     r"验证码|驗證碼|보안\s?키|시크릿\s?키?|(?i:api)\s?키|액세스\s?키|"
     r"토큰|パスワード|暗証番号|密码|密碼|口令)"
 )
-_SECRET_WORD = re.compile(
-    SECRET_WORDS
-    + r"(?:[는은]|\s+(?:(?:is |was )?(?:set|changed|reset|updated) to|is|was|now|to))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
-    r"([^\s,;\"'<>]{3,64})"
+_SECRET_WORD = guard(
+    re.compile(
+        SECRET_WORDS
+        + r"(?:[는은]|\s+(?:(?:is |was )?(?:set|changed|reset|updated) to|is|was|now|to))?([ \t]*[:=\uff1a][ \t]*|[ \t]+)"
+        r"([^\s,;\"'<>]{3,64})"
+    )
 )
 SECRET_WORD_HINT = re.compile(SECRET_WORDS)
 _SYMBOL_OR_DIGIT = re.compile(r"[\d\W_]")

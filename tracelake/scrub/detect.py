@@ -16,6 +16,7 @@ from collections import Counter
 from functools import lru_cache
 
 from tracelake.scrub import analyzer, credentials, digits, freetext
+from tracelake.scrub.first_chars import guard
 from tracelake.scrub.visible import visible
 
 # Digit entities (KR_BRN and KR_DRIVER_LICENSE are not run: a bare 10- or 12-digit number is
@@ -201,9 +202,11 @@ def detect(text: str, allow_secret: bool = True) -> tuple[str, Counts]:
 # Values a recognizer takes for personal data or a secret that their label says are not: a
 # barcode or an ISBN of a resident number's shape, a commit hash, a digest or a trace id.
 _PRODUCT_NUMBER = re.compile(r"(?i:barcode|ean(?:-?13)?|gtin|upc|isbn(?:-?13)?|jan code)\W{0,3}$")
-_DIGEST = re.compile(
-    r"(?i:commit|sha(?:1|256|512)?|hash|digest|checksum|etag|revision|\brev|trace(?:_?id|parent)?|"
-    r"span(?:_?id)?|build|md5|object)\W{0,3}$|traceparent\W{0,3}[0-9a-f]{2}-$"
+_DIGEST = guard(
+    re.compile(
+        r"(?i:commit|sha(?:1|256|512)?|hash|digest|checksum|etag|revision|\brev|trace(?:_?id|parent)?|"
+        r"span(?:_?id)?|build|md5|object)\W{0,3}$|traceparent\W{0,3}[0-9a-f]{2}-$"
+    )
 )
 _HEX = re.compile(r"[0-9a-f]{32,64}|[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 

@@ -44,6 +44,7 @@ from tracelake.scrub import (
     street_lines,
     written,
 )
+from tracelake.scrub.first_chars import guard
 from tracelake.scrub.lowered import compile_lowered, lowered
 
 Span = tuple[int, int, str]
@@ -226,12 +227,16 @@ def _add_counts(
     return tuple(sorted(total.items()))
 
 
+_SECRET_WORD_SEARCH = guard(credentials.SECRET_WORD_HINT)
+_OTP_SEARCH = guard(written.OTP_HINT)
+
+
 def _cjk_secret_spans(text: str, spans: list[Span]) -> None:
     """Secrets announced in CJK text (パスワード：x, 認証コード：123456), found before the
     label becomes a run."""
-    if credentials.SECRET_WORD_HINT.search(text):
+    if _SECRET_WORD_SEARCH.search(text):
         credentials.secret_word_spans(text, spans)
-    if written.OTP_HINT.search(text):
+    if _OTP_SEARCH.search(text):
         written.otp_spans(text, spans)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tracelake.scrub.first_chars import guard
 from tracelake.scrub.lowered import compile_lowered
 from tracelake.scrub.vocab import (
     COMMON_WORDS,
@@ -223,7 +224,7 @@ _WEAK_LABEL = (
     r"recipient|receiver|addressee|consignee|sender|orderer)\b)"
 )
 _LOWER_LABEL = re.compile(rf"(?:(?P<strong>{_STRONG_LABEL})|(?P<weak>{_WEAK_LABEL}))\s*")
-_LOWER_LABEL_LOW = compile_lowered(_LOWER_LABEL.pattern)
+_LOWER_LABEL_LOW = guard(compile_lowered(_LOWER_LABEL.pattern))
 _LOWER_NAME_WORD = re.compile(r"[a-zß-öø-ÿ][a-zß-öø-ÿ'’.\-]{0,30}(?![\w'’\-])")
 # After a label, two or more capitalised words are a name even when each is a common word
 # (Customer: Max Field, dear Rose Hill, passenger Will Price): the capitalised pass (above)

@@ -14,6 +14,7 @@ from itertools import pairwise
 from typing import Any
 
 from tracelake.scrub import hints
+from tracelake.scrub.first_chars import guard
 from tracelake.scrub.keys import (
     KeyClass,
     classify,
@@ -59,11 +60,13 @@ _YOUR_CODE = (
 )
 # a number with a unit after it is a quantity (the code is 1024 lines long)
 _NO_UNIT = r"(?!\d)(?!\s*(?i:lines?|bytes?|chars?|characters?|ms|seconds?|px|%|kb|mb|times))"
-_OTP_AFTER = re.compile(
-    rf"(?i:(?:{_OTP_WORDS})(?:[는은이가]|\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：|=|-))?"
-    rf"|(?:{_YOUR_CODE})\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：))"
-    rf"\s*[\[(（【「<]?\s*(?:[A-Z]-)?(\d{{4,8}}){_NO_UNIT}",
-    re.MULTILINE,
+_OTP_AFTER = guard(
+    re.compile(
+        rf"(?i:(?:{_OTP_WORDS})(?:[는은이가]|\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：|=|-))?"
+        rf"|(?:{_YOUR_CODE})\s*(?:is|es|é|è|est|ist|lautet|to|là|:|：))"
+        rf"\s*[\[(（【「<]?\s*(?:[A-Z]-)?(\d{{4,8}}){_NO_UNIT}",
+        re.MULTILINE,
+    )
 )
 # "483378 is your verification code", "G-678698 is your Google code", "Use 461092 to verify"
 # (5+ digits before "to ...": "use 8080 to log in via the proxy" names a port)
