@@ -9,6 +9,7 @@ import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from tracelake.ingest.lines import (
     iter_chunks,
     iter_lines,
 )
+from tracelake.store import Store
 
 _READ = 1 << 16  # what both readers ask for per read
 
@@ -156,3 +158,33 @@ def test_a_chunk_crosses_to_a_worker_as_one_bytes_object() -> None:
     assert isinstance(chunks[1].data, bytes) and chunks[1].data.startswith(b'{"n":200}\n')
     assert chunks[2].lines(1 << 20)[-1] == Line(500, b'{"n":499}', False, 9)
     assert len(pickle.dumps(chunks[0])) < len(chunks[0].data) + 200
+
+
+def test_started_workers_take_the_first_lines(
+    store: Store, ingest_workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.ingest.helpers import gtc_runs, jsonl
+    from tracelake.config import Settings
+    from tracelake.ingest import Ingestor, workers
+    from tracelake.ingest import ingestor as ingest_module
+    from tracelake.ingest.prepare import Preparer, Ready, Rejected
+    from tracelake.scrub import get_scrubber, load_pseudonym_key
+
+    key = load_pseudonym_key(store.url)
+    conf = Settings(database_url=store.url, ingest_workers=ingest_workers)
+    ingestor = Ingestor(store, get_scrubber(key), key, conf)
+    ingestor.start_workers()
+    assert workers.started(2) is (ingest_workers == 2)
+    monkeypatch.setattr(ingest_module, "CHUNKS_BEFORE_WORKERS", 10**6)  # all here, unless started
+    here: list[int] = []
+    prepare = Preparer.prepare
+
+    def counted(self: Preparer, lines: list[Line]) -> list[Ready | Rejected]:
+        here.append(len(lines))
+        return prepare(self, lines)
+
+    monkeypatch.setattr(Preparer, "prepare", counted)
+    events = [e for run in gtc_runs() for e in run]
+    report = ingestor.ingest(io.BufferedReader(io.BytesIO(jsonl(events))), "started.jsonl")
+    assert report.appended == len(events) and report.lines == len(events)
+    assert bool(here) is (ingest_workers == 1)  # started workers: no line prepared here

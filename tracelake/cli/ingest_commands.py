@@ -17,6 +17,7 @@ from tracelake.console import emit_json, markup, say, table
 from tracelake.errors import TracelakeError
 
 _TICK_BYTES = 256 * 1024
+_LARGE_INPUT = 4 << 20  # bytes of plain input from which the workers start at once
 
 
 @app.command()
@@ -41,6 +42,8 @@ def ingest(
     report = IngestReport()
     failure: BaseException | None = None
     parts.scrubber.warm_up()  # built before collector.streaming() freezes it
+    if sum(_plain_size(path) for path in paths) >= _LARGE_INPUT:
+        ingestor.start_workers()  # forked warm, before the first line is read
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -92,6 +95,11 @@ def _check_input(path: str) -> None:
         raise TracelakeError(f"no such file: {path}")
     if not os.access(target, os.R_OK):
         raise TracelakeError(f"cannot read {path}: permission denied")
+
+
+def _plain_size(path: str) -> int:
+    """The size of an uncompressed input file (0 for stdin and gzip: not known before)."""
+    return 0 if path == "-" or _is_gzip(path) else Path(path).stat().st_size
 
 
 def _is_gzip(path: str) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from tracelake.config import Settings
 from tracelake.ingest.lines import Chunk, iter_chunks
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
-from tracelake.ingest.workers import default_workers, pool, prepare_ordered
+from tracelake.ingest.workers import default_workers, pool, prepare_ordered, started
 from tracelake.run_identity import LegacyKeys, Sequenced, StreamRuns
 from tracelake.store import QuarantineItem, Store
 from tracelake.store.records import EncodedEvent
@@ -122,13 +122,20 @@ class Ingestor:
         self._flush(pending, bad, report)
         return report
 
+    def start_workers(self) -> None:
+        """Start the worker processes now, for an input known to be large: its first lines
+        go to them instead of being prepared here while the pool starts."""
+        if self.workers > 1:
+            pool(self.workers)
+
     def _prepared(self, origin: str, chunks: Iterator[Chunk]) -> Iterator[list[Ready | Rejected]]:
         s = self.settings
         preparer = Preparer(self.scrubber, self.key, origin, s.max_line_bytes, s.max_depth)
         workers = self.workers
         # Small inputs are prepared here: starting worker processes (each loads the scrubber's
-        # engine) costs more than it saves below a few thousand lines.
-        serial = CHUNKS_BEFORE_WORKERS if workers > 1 else None
+        # engine) costs more than it saves below a few thousand lines. A caller that knows
+        # its input is large starts the pool first (start_workers).
+        serial = None if workers == 1 else 0 if started(workers) else CHUNKS_BEFORE_WORKERS
         for done, chunk in enumerate(chunks):
             if serial is not None and done >= serial:
                 config = (self.key, s.max_line_bytes, s.max_depth)

@@ -106,6 +106,11 @@ def pool(workers: int) -> ProcessPoolExecutor:
     return found
 
 
+def started(workers: int) -> bool:
+    """Whether a pool of *workers* processes is running (then no line waits for it)."""
+    return workers in _POOLS
+
+
 def shutdown_pools() -> None:
     while _POOLS:
         _, executor = _POOLS.popitem()
