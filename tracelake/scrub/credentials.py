@@ -102,7 +102,7 @@ _SECRET_WORD = guard(
         r"([^\s,;\"'<>]{3,64})"
     )
 )
-SECRET_WORD_HINT = re.compile(SECRET_WORDS)
+SECRET_WORD_HINT: re.Pattern[str] = re.compile(SECRET_WORDS)
 _SYMBOL_OR_DIGIT = re.compile(r"[\d\W_]")
 
 
