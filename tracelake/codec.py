@@ -50,6 +50,7 @@ _DIGITS_AND_OPENERS = bytes(
 )
 _TWENTY_DIGITS = b"0" * 20
 _NEGATIVE_NINETEEN = b"-" + b"0" * 19
+_NINETEEN_DIGITS = b"0" * 19  # in both of the above: one search for the usual line
 
 
 def _number_starts_at(out: bytes, end: int) -> bool:
@@ -92,6 +93,16 @@ def dumps_bytes(value: Any) -> bytes:
     except (TypeError, orjson.JSONEncodeError):  # ints beyond 64 bits, non-str keys, NaN
         return _std_dumps(value, False).encode()
     return _std_dumps(value, False).encode() if _differs(out) else out
+
+
+def dumps_floatless(value: Any) -> bytes:
+    """:func:`dumps_bytes` of a value that holds no float by construction (strings, integers,
+    booleans, None, lists and dicts of them, such as a redaction report): orjson's text is the
+    stdlib's there, so it is not searched for float tokens."""
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # ints beyond 64 bits, lone surrogates
+        return _std_dumps(value, False).encode()
 
 
 def dumps_whole(value: Any) -> tuple[bytes, bool]:
@@ -141,7 +152,9 @@ def loads_line(data: bytes, max_depth: int) -> dict[str, Any] | None:
     careful path's limit); deeper lines go the careful way and are quarantined there.
     """
     shape = data.translate(_DIGITS_AND_OPENERS)
-    if b"\\u0000" in data or _TWENTY_DIGITS in shape or _NEGATIVE_NINETEEN in shape:
+    if b"\\u0000" in data or (
+        _NINETEEN_DIGITS in shape and (_TWENTY_DIGITS in shape or _NEGATIVE_NINETEEN in shape)
+    ):
         return None
     try:
         obj = orjson.loads(data)

@@ -189,3 +189,43 @@ def test_parts_of_a_whole_encoded_by_orjson_are_the_stdlib_bytes_too(value: dict
     assert whole == expected
     for part in _containers(value):
         assert codec.dumps_part(part, exact) == std(part).encode()
+
+
+floatless_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text()
+    | st.sampled_from(["a\x00b", "\ufeff", "tab\there", "back\\slash", "\u2028", "\x7f", "é"])
+)
+floatless_values = st.recursive(
+    floatless_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(floatless_values)
+def test_a_value_without_floats_encodes_as_the_stdlib_without_the_float_search(value: Any) -> None:
+    try:
+        expected = std(value).encode()
+    except (ValueError, UnicodeEncodeError):  # lone surrogates: neither can write them
+        return
+    assert codec.dumps_floatless(value) == expected
+
+
+def test_redaction_reports_encode_as_the_stdlib() -> None:
+    from faker import Faker
+
+    from tracelake.scrub.walk import Walker
+
+    fake = Faker(["en_US", "ko_KR", "de_DE"])
+    walker = Walker(b"k" * 32)
+    for i in range(60):
+        walker.text(f"{fake.name()} {fake.email()} {fake.phone_number()}", f"goal.{i}")
+    report = walker.report()
+    assert report["entities"] and report["paths"]
+    assert codec.dumps_floatless(report) == std(report).encode()

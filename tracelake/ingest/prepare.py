@@ -161,7 +161,7 @@ class Preparer:
                 collection,
                 stored_json.decode(),
                 hash_payload(payload_json),
-                codec.dumps_bytes(scrubbed.report) if scrubbed.report else None,
+                codec.dumps_floatless(scrubbed.report) if scrubbed.report else None,
                 scrubbed.failed,
                 now,
                 context,
