@@ -96,6 +96,21 @@ def test_on_prose_with_the_patterns_words_planted() -> None:
 
 
 @pytest.mark.parametrize(
+    ("source", "flags"),
+    [
+        ("(?i)\U00010400x|ab", 0),  # a capital beyond the BMP: CPython's folded class misses it
+        (r"(?u:(?i:k))", re.ASCII),  # a Unicode group in an ASCII pattern
+        (r"(?ai)(?u:k)", 0),
+        (r"(?x) (?i) abc", 0),  # global flags after a blank or a comment
+        (r"(?#note)(?i)abc", 0),
+    ],
+)
+def test_no_guard_where_the_lookahead_could_read_differently(source: str, flags: int) -> None:
+    pattern = re.compile(source, flags)
+    assert guard(pattern) is pattern
+
+
+@pytest.mark.parametrize(
     "source", [r"\w+x", r".abc", r"[^a]b", r"a?", r"(a)?\1x", r"\d{3}", r"(?i:a|)", r"\s*token"]
 )
 def test_no_guard_where_a_match_may_start_anywhere_or_be_empty(source: str) -> None:

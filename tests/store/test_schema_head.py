@@ -27,3 +27,12 @@ def test_stored_revision_reads_as_alembic_reads_it(store: Store) -> None:
     with engine.begin() as conn:
         conn.execute(sa.text(f"DROP TABLE {VERSION_TABLE}"))
     assert stored_revision(engine) is None and migrate.current_revision(engine) is None
+
+
+def test_a_null_stamp_reads_as_no_revision(store: Store) -> None:
+    engine = store._engine
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"DROP TABLE {VERSION_TABLE}"))
+        conn.execute(sa.text(f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32))"))
+        conn.execute(sa.text(f"INSERT INTO {VERSION_TABLE} VALUES (NULL)"))
+    assert stored_revision(engine) is None and migrate.current_revision(engine) is None

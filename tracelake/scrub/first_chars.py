@@ -31,6 +31,7 @@ _ops: Any = importlib.import_module("re._constants")
 Interval = tuple[int, int, bool]
 GUARDED: list[tuple[re.Pattern[str], re.Pattern[str]]] = []  # (original, guarded), for tests
 _GLOBAL_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))+")
+_CHARSET_FLAGS = re.ASCII | re.UNICODE | re.LOCALE
 
 
 class _Unbounded(Exception):
@@ -46,14 +47,18 @@ def guard(pattern: re.Pattern[str]) -> re.Pattern[str]:
         return pattern
     except Exception:  # noqa: BLE001 - another Python's parser: the pattern as it is
         return pattern
-    if nullable or not intervals:
+    if nullable or not intervals or any(f and high > 0xFFFF for _, high, f in intervals):
+        # (CPython 3.11's case-insensitive class misses capitals beyond the BMP: U+10400)
         return pattern
     source = pattern.pattern
     flags = _GLOBAL_FLAGS.match(source)  # global flags must stay first
     at = flags.end() if flags else 0
     end = "\n)" if parsed.state.flags & re.VERBOSE else ")"  # (after a trailing comment)
     rest = f"(?:{source[at:]}{end}"  # the lookahead before every top-level alternative
-    guarded = re.compile(source[:at] + _lookahead(intervals) + rest, pattern.flags)
+    try:
+        guarded = re.compile(source[:at] + _lookahead(intervals) + rest, pattern.flags)
+    except re.error:  # global flags after a comment or a blank: the pattern as it is
+        return pattern
     GUARDED.append((pattern, guarded))
     return guarded
 
@@ -85,6 +90,8 @@ def _first_of(op: Any, arg: Any, flags: int) -> tuple[set[Interval], bool]:
         return found, nullable
     if op is _ops.SUBPATTERN:
         _, add, remove, sub = arg
+        if (add | remove) & _CHARSET_FLAGS:  # the lookahead would read it with other rules
+            raise _Unbounded
         return _first(list(sub), (flags | add) & ~remove)
     if op in (_ops.MAX_REPEAT, _ops.MIN_REPEAT, _ops.POSSESSIVE_REPEAT):
         low, _, sub = arg

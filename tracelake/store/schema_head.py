@@ -26,4 +26,4 @@ def stored_revision(engine: Engine) -> str | None:
         from tracelake.store import migrate
 
         return migrate.current_revision(engine)
-    return str(rows[0][0]) if rows else None
+    return None if not rows or rows[0][0] is None else str(rows[0][0])
