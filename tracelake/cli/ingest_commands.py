@@ -42,7 +42,7 @@ def ingest(
     report = IngestReport()
     failure: BaseException | None = None
     parts.scrubber.warm_up()  # built before collector.streaming() freezes it
-    if sum(_plain_size(path) for path in paths) >= _LARGE_INPUT:
+    if sum(_plain_size(path) or 0 for path in paths) >= _LARGE_INPUT:
         ingestor.start_workers()  # forked warm, before the first line is read
     columns = (
         TextColumn("{task.description}"),
@@ -53,8 +53,7 @@ def ingest(
     try:
         with collector.streaming(), _progress(*columns, transient=False) as progress:
             for path in paths:
-                plain = path == "-" or _is_gzip(path)
-                size = None if plain else Path(path).stat().st_size
+                size = _plain_size(path)
                 task = progress.add_task(markup(path), total=size, events=0)
 
                 unshown = [0]  # bytes read since the bar last moved
@@ -97,9 +96,9 @@ def _check_input(path: str) -> None:
         raise TracelakeError(f"cannot read {path}: permission denied")
 
 
-def _plain_size(path: str) -> int:
-    """The size of an uncompressed input file (0 for stdin and gzip: not known before)."""
-    return 0 if path == "-" or _is_gzip(path) else Path(path).stat().st_size
+def _plain_size(path: str) -> int | None:
+    """The size of an uncompressed input file (None for stdin and gzip: not known before)."""
+    return None if path == "-" or _is_gzip(path) else Path(path).stat().st_size
 
 
 def _is_gzip(path: str) -> bool:

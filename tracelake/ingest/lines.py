@@ -205,9 +205,10 @@ class Chunk:
 
     One bytes object crosses the process boundary instead of a :class:`Line` per line, and the
     reading process finds line ends with one ``rfind`` per block read instead of a loop per
-    line; the worker splits them (:meth:`lines`). Every line of ``data`` is whole and shorter
-    than 64 KiB or held whole within the limit; a line over the limit is never held whole: it
-    ends the chunk as ``last``, its first bytes only.
+    line; the worker splits them (:meth:`lines`). Every line of ``data`` is whole: one within
+    the limit, or one over it that fitted in a single 64 KiB block (:meth:`lines` cuts it to its
+    preview). A line over the limit that spans blocks is never held whole: it ends the chunk as
+    ``last``, its first bytes only.
     """
 
     first: int  # the number of data's first line (1-based, blank lines counted)

@@ -3,14 +3,16 @@
 Parsing and scrubbing are CPU-bound Python, so threads would share one core; worker
 processes use all of them. The main process reads the input in chunks of whole lines (one
 bytes object each, :class:`~tracelake.ingest.lines.Chunk`: the worker splits it), hands them
-to the pool, and takes the results back **in submission order** (a bounded window of chunks in flight), so
-run identity, numbering and appends see exactly the order a serial ingest sees: the order is
-kept per run because it is kept for the whole input. Memory stays bounded by the window.
+to the pool, and takes the results back **in submission order** (a bounded window of chunks
+in flight), so run identity, numbering and appends see exactly the order a serial ingest
+sees: the order is kept per run because it is kept for the whole input. Memory stays bounded
+by the window.
 
 On Linux the workers are forked from this process once its scrubber's engine is built (the
-first chunks of an input not known to be large are prepared here meanwhile), so they start in milliseconds with warm caches instead of
-each importing everything and building the engine again (~3 s of CPU apiece, ~8 s in all,
-80 us a line of a 100,000-line ingest). A forked child never touches a database connection
+first chunks of an input not known to be large are prepared here meanwhile), so they start
+in milliseconds with warm caches instead of each importing everything and building the
+engine again (~3 s of CPU apiece, ~8 s in all, 80 us a line of a 100,000-line ingest). A
+forked child never touches a database connection
 it inherited: the subject secrets' registry is emptied in the child (keeping the parent's
 connections referenced, never closed) and the scrubber's module locks are renewed
 (:mod:`tracelake.forksafe`); the store's engine is only ever used here. Elsewhere (macOS,
