@@ -9,17 +9,15 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.interpreter import run_python
 from tracelake.config import PRESIDIO_WITHOUT_SPACY
 from tracelake.scrub import presidio_import
 
-REPO = Path(__file__).resolve().parents[2]
 LOCALES = ["en_US", "ko_KR", "de_DE", "fr_FR", "ja_JP", "pt_BR", "en_GB", "it_IT", "nl_NL"]
 
 SCRUB_FAKER_TEXTS = """
@@ -50,16 +48,8 @@ def _python(code: str, *args: str, lean: bool | None, **extra: str) -> dict[str,
     env.update(extra)
     if lean is not None:
         env[PRESIDIO_WITHOUT_SPACY] = "1" if lean else "0"
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    stdout = run_python(code, *args, env=env)
+    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     return result
 
 

@@ -16,7 +16,6 @@ import multiprocessing
 import os
 import random
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.interpreter import run_python
 from tracelake.sink import TraceSink
 from tracelake.store import Store, open_store
 
@@ -85,16 +85,7 @@ def _fresh(scenario: str, *args: object) -> None:
         "from tests.sink import test_fork\n"
         f"test_fork.{scenario}(*json.loads(sys.argv[1]))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(args)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_python(code, json.dumps(args), env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
 def _assert_workers_stored(db_url: str, sizes: list[int]) -> None:
