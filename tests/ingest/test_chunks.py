@@ -170,6 +170,7 @@ def test_started_workers_take_the_first_lines(
     from tracelake.ingest.prepare import Preparer, Ready, Rejected
     from tracelake.scrub import get_scrubber, load_pseudonym_key
 
+    workers.shutdown_pools()  # not one an earlier test left started (tests/scale runs first)
     key = load_pseudonym_key(store.url)
     conf = Settings(database_url=store.url, ingest_workers=ingest_workers)
     ingestor = Ingestor(store, get_scrubber(key), key, conf)
