@@ -40,6 +40,16 @@ def _scrub(
     return out, Counter(secrets.used[before:]), w.report()
 
 
+def _stored_elsewhere(key: bytes, url: str, user: str) -> bytes:
+    """What another process does first: store the subject's secret (its own connection,
+    closed after: a test making many must not hold the server's connections)."""
+    other = subjects.SubjectSecrets(key, url)
+    try:
+        return other.secret_for(user)
+    finally:
+        other.dispose()
+
+
 def subjects_url(key: bytes) -> str:
     return str(getattr(key, "url"))  # noqa: B009 - a bound key's database
 
@@ -71,7 +81,7 @@ def test_a_replayed_result_is_what_computing_it_again_gives(
                 secrets.settle()
                 secrets.defer()
             elif before == "stored_elsewhere":
-                subjects.SubjectSecrets(key, store.url).secret_for(users[i])
+                _stored_elsewhere(key, store.url, users[i])
             elif before == "erase":
                 secrets.forget()  # what refresh() does after an erasure elsewhere
             value = _metadata(users[i], cases[i])
@@ -107,9 +117,9 @@ def test_a_run_scrubs_its_trace_metadata_once_per_chunk_and_a_lost_secret_is_not
     assert calls["computed"] == 1
     assert secrets.used.count(user) == 5  # every line that replayed it is marked
     assert all(f == first[0] for f in first)
-    subjects.SubjectSecrets(key, store.url).secret_for(user)  # stored elsewhere first
+    stored_secret = _stored_elsewhere(key, store.url, user)  # another process, first
     assert secrets.settle() == {user}
-    stored = subjects.pseudonym_with(subjects.SubjectSecrets(key, store.url).secret_for(user), user)
+    stored = subjects.pseudonym_with(stored_secret, user)
     after = memo(Walker(key), value, "trace_metadata")
     assert calls["computed"] == 2
     assert after["user_id"] == stored != first[0]["user_id"]
@@ -144,3 +154,43 @@ def test_what_used_a_secret_that_cannot_be_asked_again_is_not_kept() -> None:
         memo.put(n, str(n), ())
     assert memo.get(b"key", 4) == "4" and memo.get(b"key", 0) is None
     assert subject_key(b"bare key 0123456789", "x") == b"bare key 0123456789"  # no secrets
+
+
+_RACE = """
+import random, sys, threading
+from tracelake.scrub.pseudonym import bind_key
+from tracelake.scrub.replays import Replays
+sys.setswitchinterval(1e-6)
+keys = [bind_key(b"k" * 32, "sqlite:///x") for _ in range(8)]  # equal, distinct objects
+memo = Replays(lambda key, text: b"s", 64)
+errors = []
+def work(seed):
+    rng = random.Random(seed)
+    try:
+        for _ in range(200_000):
+            memo_key = ("trace_metadata", rng.choice(keys), "p", str(rng.randrange(200)).encode())
+            op = rng.random()
+            if op < 0.5:
+                memo.put(memo_key, "v", (("a", b"s"),))
+            elif op < 0.98:
+                memo.get(keys[0], memo_key)
+            else:
+                memo.clear()
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(len(errors), len(memo._entries) <= 64)
+"""
+
+
+def test_threads_sharing_a_memo_with_equal_keys_do_not_corrupt_it() -> None:
+    """Four threads put, get and clear with memo keys whose BoundKeys are equal but distinct
+    objects (compared in Python code, mid-insert): without the lock this crashed CPython
+    (segmentation fault) in 2 of 3 runs of an attack. Run in its own interpreter."""
+    import os
+
+    from tests.interpreter import run_python
+
+    assert run_python(_RACE, env=os.environ).split() == ["0", "True"]

@@ -25,6 +25,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from tracelake.forksafe import renew_locks_after_fork
+
 T = TypeVar("T")
 Used = tuple[str, bytes] | None  # (subject, secret), or None: something that cannot be asked again
 Derive = Callable[[bytes, str], bytes]  # (pseudonym key, subject) -> the subject's secret now
@@ -84,9 +86,11 @@ def still_holds(derive: Derive, key: bytes, used: tuple[Used, ...]) -> bool:
 class Replays(Generic[T]):
     """A bounded memo of results made with provisional secrets (oldest out first).
 
-    No lock: each step is one operation of the C ``OrderedDict`` (atomic under the GIL), and
-    two threads racing can only drop an extra old entry or compute a result twice (so no
-    lock either that a fork could leave held: ``tracelake.forksafe``)."""
+    Written under one lock for every memo of the process (a fresh one after a fork:
+    ``tracelake.forksafe``); read without it, as ``scrub.policy``'s memo is. A lock is needed
+    although each step is one ``OrderedDict`` operation: a memo key holding a ``BoundKey`` equal
+    to the stored one but another object compares in Python code, where another thread can run
+    in the middle of the insert (an attack crashed CPython 3.11 so, with four threads)."""
 
     def __init__(self, derive: Derive, limit: int) -> None:
         self._derive = derive
@@ -100,20 +104,24 @@ class Replays(Generic[T]):
             return None
         value, used = entry
         if not still_holds(self._derive, key, used):
-            self._entries.pop(memo_key, None)
+            with _LOCK:
+                self._entries.pop(memo_key, None)
             return None
         return value
 
     def put(self, memo_key: object, value: T, used: tuple[Used, ...]) -> None:
         if None in used:
             return
-        entries = self._entries
-        entries[memo_key] = (value, used)
-        while len(entries) > self._limit:
-            try:
+        with _LOCK:
+            entries = self._entries
+            entries[memo_key] = (value, used)
+            while len(entries) > self._limit:
                 entries.popitem(last=False)
-            except KeyError:  # another thread emptied it
-                break
 
     def clear(self) -> None:
-        self._entries.clear()
+        with _LOCK:
+            self._entries.clear()
+
+
+_LOCK = threading.Lock()
+renew_locks_after_fork(globals(), "_LOCK")
