@@ -21,7 +21,8 @@ def _fresh_process_state() -> None:
     subjects.dispose_all()
     from tracelake.scrub import policy
 
-    policy.forget_memoised()
+    with policy._META_LOCK:
+        policy._META_CACHE.clear()
 
 
 def _rows(store: Store) -> list[tuple[object, ...]]:

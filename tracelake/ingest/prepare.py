@@ -24,9 +24,7 @@ from tracelake.ingest.parse import parse_line
 from tracelake.run_identity import content_digest
 from tracelake.runners import classify
 from tracelake.runners.inbound import InboundEvent
-from tracelake.scrub import replays
-from tracelake.scrub.pseudonym import provisional_stamp, subject_key
-from tracelake.scrub.replays import Replays
+from tracelake.scrub.pseudonym import provisional_stamp
 from tracelake.store import column_keys
 from tracelake.store.records import QuarantineItem, hash_payload
 from tracelake.store.redactions import split_encoded
@@ -85,8 +83,6 @@ class Preparer:
         self.scrubber, self.key, self.origin = scrubber, key, origin
         self.max_bytes, self.max_depth = max_bytes, max_depth
         self._safe_ids: dict[str, str | None] = {}
-        # ids pseudonymised with a provisional secret, replayed while it holds (scrub.replays)
-        self._provisional_ids: Replays[tuple[str | None]] = Replays(subject_key, _SAFE_IDS_MAX)
         self._forgotten = 0  # SubjectSecrets.forgotten when _safe_ids was last valid
 
     def prepare(self, lines: list[Line]) -> list[Ready | Rejected]:
@@ -106,7 +102,6 @@ class Preparer:
         if subjects.forgotten != self._forgotten:  # an erasure: safe ids may hold its secret
             self._forgotten = subjects.forgotten
             self._safe_ids.clear()
-            self._provisional_ids.clear()
         subjects.defer()
         out: list[Ready | Rejected] = []
         ends: list[int] = []  # subjects.used[ends[i - 1]:ends[i]]: what line i used
@@ -185,23 +180,13 @@ class Preparer:
         try:
             return self._safe_ids[value]
         except KeyError:
-            pass
-        replayed = self._provisional_ids.get(self.key, value)
-        if replayed is not None:
-            return replayed[0]
-        stamp = provisional_stamp()
-        recording = replays.start()
-        try:
+            stamp = provisional_stamp()
             safe = safe_identifier(self.scrubber, self.key, value)
-        finally:
-            used = replays.stop(recording)
-        if provisional_stamp() != stamp:  # a provisional pseudonym: kept apart (see prepare)
-            self._provisional_ids.put(value, (safe,), used)
+            if provisional_stamp() == stamp:  # never a provisional pseudonym (see prepare)
+                if len(self._safe_ids) >= _SAFE_IDS_MAX:
+                    self._safe_ids.clear()
+                self._safe_ids[value] = safe
             return safe
-        if len(self._safe_ids) >= _SAFE_IDS_MAX:
-            self._safe_ids.clear()
-        self._safe_ids[value] = safe
-        return safe
 
     def _rejected(self, line: Line, exc: ContractError, now: datetime) -> Rejected:
         item = quarantine_item(

@@ -137,4 +137,5 @@ def clear_caches() -> None:
     keys.is_quantity.cache_clear()
     keys.credential_quantity.cache_clear()
     preview._maybe_json.cache_clear()
-    policy.forget_memoised()
+    with policy._META_LOCK:
+        policy._META_CACHE.clear()
