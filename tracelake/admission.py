@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tracelake import codec
 from tracelake.runners import InboundEvent
 from tracelake.runners.registry import columns_of
+from tracelake.scrub import replays
 from tracelake.scrub.ids import uuid_id
 from tracelake.scrub.pseudonym import note_provisional, subject_key
 from tracelake.store import column_keys
@@ -115,6 +116,7 @@ def safe_identifier(scrubber: Scrubber, key: bytes, value: str | None) -> str | 
         # Memos must not keep it: the next event gets the subject's secret once it can.
         secret = _PROCESS_SECRET
         note_provisional()
+        replays.note_unreplayable()
     return "psn_" + hmac.new(secret, value.encode(), hashlib.sha256).hexdigest()[:24]
 
 

@@ -21,8 +21,7 @@ def _fresh_process_state() -> None:
     subjects.dispose_all()
     from tracelake.scrub import policy
 
-    with policy._META_LOCK:
-        policy._META_CACHE.clear()
+    policy.forget_memoised()
 
 
 def _rows(store: Store) -> list[tuple[object, ...]]:

@@ -24,7 +24,9 @@ from tracelake.ingest.parse import parse_line
 from tracelake.run_identity import content_digest
 from tracelake.runners import classify
 from tracelake.runners.inbound import InboundEvent
-from tracelake.scrub.pseudonym import provisional_stamp
+from tracelake.scrub import replays
+from tracelake.scrub.pseudonym import provisional_stamp, subject_key
+from tracelake.scrub.replays import Replays
 from tracelake.store import column_keys
 from tracelake.store.records import QuarantineItem, hash_payload
 from tracelake.store.redactions import split_encoded
@@ -83,6 +85,8 @@ class Preparer:
         self.scrubber, self.key, self.origin = scrubber, key, origin
         self.max_bytes, self.max_depth = max_bytes, max_depth
         self._safe_ids: dict[str, str | None] = {}
+        # ids pseudonymised with a provisional secret, replayed while it holds (scrub.replays)
+        self._provisional_ids: Replays[tuple[str | None]] = Replays(subject_key, _SAFE_IDS_MAX)
         self._forgotten = 0  # SubjectSecrets.forgotten when _safe_ids was last valid
 
     def prepare(self, lines: list[Line]) -> list[Ready | Rejected]:
@@ -102,6 +106,7 @@ class Preparer:
         if subjects.forgotten != self._forgotten:  # an erasure: safe ids may hold its secret
             self._forgotten = subjects.forgotten
             self._safe_ids.clear()
+            self._provisional_ids.clear()
         subjects.defer()
         out: list[Ready | Rejected] = []
         ends: list[int] = []  # subjects.used[ends[i - 1]:ends[i]]: what line i used
@@ -180,13 +185,23 @@ class Preparer:
         try:
             return self._safe_ids[value]
         except KeyError:
-            stamp = provisional_stamp()
+            pass
+        replayed = self._provisional_ids.get(self.key, value)
+        if replayed is not None:
+            return replayed[0]
+        stamp = provisional_stamp()
+        recording = replays.start()
+        try:
             safe = safe_identifier(self.scrubber, self.key, value)
-            if provisional_stamp() == stamp:  # never a provisional pseudonym (see prepare)
-                if len(self._safe_ids) >= _SAFE_IDS_MAX:
-                    self._safe_ids.clear()
-                self._safe_ids[value] = safe
+        finally:
+            used = replays.stop(recording)
+        if provisional_stamp() != stamp:  # a provisional pseudonym: kept apart (see prepare)
+            self._provisional_ids.put(value, (safe,), used)
             return safe
+        if len(self._safe_ids) >= _SAFE_IDS_MAX:
+            self._safe_ids.clear()
+        self._safe_ids[value] = safe
+        return safe
 
     def _rejected(self, line: Line, exc: ContractError, now: datetime) -> Rejected:
         item = quarantine_item(

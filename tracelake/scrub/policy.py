@@ -19,9 +19,11 @@ from typing import Any
 import orjson
 
 from tracelake.forksafe import renew_locks_after_fork
+from tracelake.scrub import replays
 from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.keys import is_identifier_key, is_number_key
-from tracelake.scrub.pseudonym import provisional_stamp
+from tracelake.scrub.pseudonym import provisional_stamp, subject_key
+from tracelake.scrub.replays import Replays
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
@@ -187,6 +189,9 @@ _META_CACHE: OrderedDict[tuple[str, bytes, str, bytes], tuple[bytes, Walker]] = 
 _META_CACHE_SIZE = 4096
 _META_LOCK = threading.Lock()
 renew_locks_after_fork(globals(), "_META_LOCK")
+# Results made with a provisional subject secret (a run's subject new in the ingest's chunk),
+# replayed while every secret they used is still the one handed out (scrub.replays).
+_PROVISIONAL: Replays[tuple[bytes, Walker]] = Replays(subject_key, _META_CACHE_SIZE)
 
 
 def forget_memoised() -> None:
@@ -194,6 +199,7 @@ def forget_memoised() -> None:
     made with the erased secret)."""
     with _META_LOCK:
         _META_CACHE.clear()
+    _PROVISIONAL.clear()
 
 
 # The memo key of a value: its JSON text from orjson (four times faster than pickling it),
@@ -219,7 +225,9 @@ def memoized(rule: Rule) -> Rule:
     event of a run), outputs and errors repeated by retries and by the plan-level events.
     The memo is keyed by the value's JSON text (``_memo_text``). The result is kept pickled:
     each hit unpickles a fresh copy, so two stored events never share a container; the report
-    counts of the first run are added again. Bounded (LRU-ish: oldest first out).
+    counts of the first run are added again. Bounded (LRU-ish: oldest first out). A result
+    made with a provisional secret is kept apart, with the secrets it used, and replayed only
+    while asking for them again gives the same ones (:mod:`tracelake.scrub.replays`).
     """
     name = rule.__name__
 
@@ -232,13 +240,20 @@ def memoized(rule: Rule) -> Rule:
             return rule(w, value, path)
         hit = _META_CACHE.get(memo_key)
         if hit is None:
+            hit = _PROVISIONAL.get(w.key, memo_key)
+        if hit is None:
             stamp = provisional_stamp()
             sub = Walker(w.key)
-            out = rule(sub, value, path)
-            if provisional_stamp() != stamp:  # a provisional pseudonym in it: not kept
+            recording = replays.start()
+            try:
+                out = rule(sub, value, path)
+            finally:
+                used = replays.stop(recording)
+            hit = (pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), sub)
+            if provisional_stamp() != stamp:  # a provisional pseudonym in it: kept apart
+                _PROVISIONAL.put(memo_key, hit, used)
                 w.merge(sub)
                 return out
-            hit = (pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL), sub)
             with _META_LOCK:
                 _META_CACHE[memo_key] = hit
                 while len(_META_CACHE) > _META_CACHE_SIZE:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tracelake.errors import ConfigError, ScrubError
+from tracelake.scrub import replays
 
 log = logging.getLogger("tracelake.scrub")
 
@@ -61,6 +62,7 @@ class BoundKey(bytes):
     """
 
     url: str
+    _hash: int  # of (key, url), set by bind_key: memo lookups hash the key on every call
 
     def __eq__(self, other: object) -> bool:
         same = isinstance(other, bytes) and bytes(self) == bytes(other)
@@ -70,7 +72,10 @@ class BoundKey(bytes):
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash((bytes(self), self.url))
+        try:
+            return self._hash
+        except AttributeError:
+            return hash((bytes(self), self.url))
 
     def __reduce__(self) -> tuple[object, tuple[bytes, str]]:
         return (bind_key, (bytes(self), self.url))
@@ -79,6 +84,7 @@ class BoundKey(bytes):
 def bind_key(key: bytes, database_url: str) -> BoundKey:
     bound = BoundKey(key)
     bound.url = database_url
+    bound._hash = hash((bytes(key), database_url))
     return bound
 
 
@@ -120,7 +126,9 @@ def subject_key(key: bytes, text: str) -> bytes:
         return key
     if not _secret_lookup:  # fail closed: never a pseudonym that could not be erased later
         raise ScrubError("per-subject secrets are not available: import tracelake.store first")
-    return _secret_lookup[0](key, url, text)
+    secret = _secret_lookup[0](key, url, text)
+    replays.note(text, secret)  # for the memos of what this secret makes (scrub.replays)
+    return secret
 
 
 def parse_key(raw: str, *, origin: str) -> bytes:

@@ -137,5 +137,4 @@ def clear_caches() -> None:
     keys.is_quantity.cache_clear()
     keys.credential_quantity.cache_clear()
     preview._maybe_json.cache_clear()
-    with policy._META_LOCK:
-        policy._META_CACHE.clear()
+    policy.forget_memoised()
