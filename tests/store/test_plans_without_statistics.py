@@ -94,6 +94,10 @@ def test_batch_statements_probe_indexes_without_statistics(loaded: Any) -> None:
         checks: dict[str, tuple[str, dict[str, Any]]] = {
             "stored runs": (STORED_RUNS.text, {"runs": runs}),
             "chain page": (
+                chain._PG_PAGE,
+                {"after": ROWS - 2_000, "limit": chain._LINK_PAGE},
+            ),
+            "verify's rows": (
                 chain._PG_ROWS + " LIMIT :limit",
                 {"after": ROWS - 2_000, "limit": chain._LINK_PAGE},
             ),

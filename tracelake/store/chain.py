@@ -10,7 +10,7 @@ each event's digest, so a verifier can name the first event that changed, not ju
 
 Written in the append transaction, under the append lock (``store.appender``): the link covers
 exactly the rows after the previous link, read back by position (the server computes the
-digests, so nothing is re-encoded on the client). Cost: one indexed read of the batch just
+digests, so nothing is re-encoded on the client, and sends a page of them as one value). Cost: one indexed read of the batch just
 written and one SHA-256 per event (measured in BENCHMARKS.md).
 
 What it proves: any UPDATE, DELETE or INSERT-in-the-middle of ``events`` done around the
@@ -114,7 +114,31 @@ def tip(conn: Connection) -> tuple[int, str]:
     return int(row[0]), str(row[1])
 
 
-_LINK_PAGE = 5_000  # rows read per statement while linking (each an ordered index scan)
+_LINK_PAGE = 5_000  # digests read per statement while linking (each an ordered index scan)
+# A page of digests as one row, concatenated in position order by the server: the client
+# reads one bytea instead of 5,000 rows (a 100k-event ingest: 0.17 instead of 0.51 s of CPU).
+_PG_PAGE = (
+    "SELECT count(*), min(position), max(position), string_agg(d, ''::bytea ORDER BY position)"
+    f" FROM (SELECT position, {_PG_DIGEST} AS d FROM events WHERE position > :after"
+    " ORDER BY position LIMIT :limit) page"
+)
+DIGEST = 32  # bytes of SHA-256
+
+
+def _digest_page(conn: Connection, after: int, limit: int) -> tuple[int, int, bytes]:
+    """``(first, last, digests)`` of the first *limit* events after *after*: their positions
+    and their digests concatenated in position order (``(0, 0, b"")`` when there is none)."""
+    if conn.dialect.name == "postgresql":
+        count, first, last, blob = conn.execute(
+            sa.text(_PG_PAGE), {"after": after, "limit": limit}
+        ).one()
+        return (int(first), int(last), bytes(blob)) if count else (0, 0, b"")
+    first = last = 0
+    digests = bytearray()
+    for position, digest in digests_after(conn, after, limit=limit):
+        first, last = first or position, position
+        digests += digest
+    return first, last, bytes(digests)
 
 
 def link_appended(conn: Connection, limit: int | None = None) -> int:
@@ -124,17 +148,18 @@ def link_appended(conn: Connection, limit: int | None = None) -> int:
     head = bytes.fromhex(head_hex)
     first = last = 0
     prefixes = bytearray()
+    sha256 = hashlib.sha256
     while limit is None or len(prefixes) < limit * PREFIX:
         page = _LINK_PAGE if limit is None else min(_LINK_PAGE, limit - len(prefixes) // PREFIX)
-        read = 0
-        for position, digest in digests_after(conn, last or after, limit=page):
-            read += 1
-            if not first:
-                first = position
-            last = position
+        page_first, last_read, digests = _digest_page(conn, last or after, page)
+        if not digests:
+            break
+        first, last = first or page_first, last_read
+        for i in range(0, len(digests), DIGEST):
+            digest = digests[i : i + DIGEST]
             prefixes += digest[:PREFIX]
-            head = advance(head, digest)
-        if read < page:
+            head = sha256(head + digest).digest()  # advance(), inlined: once per event
+        if len(digests) < page * DIGEST:
             break
     if not first:
         return 0
