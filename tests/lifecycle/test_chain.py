@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from faker import Faker
 
 from tests.lifecycle.helpers import append_in_batches, positions, timed_events
+from tracelake.errors import StoreError
 from tracelake.lifecycle.verify import verify
 from tracelake.store import Store
 
@@ -156,6 +157,30 @@ def test_postgres_owner_disabling_the_trigger_is_found(
     assert "the trigger function tracelake_events_append_only() was replaced" in (
         again.schema_problems
     )
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_postgres_event_without_a_digest_stops_linking_and_verify_names_it(
+    store: Store, fake: Faker, rng: random.Random
+) -> None:
+    """A payload made NULL around the schema has no digest. The server's string_agg of a
+    link's page would skip it and shift every later digest by one position (a fresh-context
+    attack on c2709d7): the append refuses instead, and verify names the position."""
+    stored = _fill(store, fake, rng, 200)
+    with store.writing() as conn:
+        conn.exec_driver_sql("ALTER TABLE events ALTER COLUMN payload DROP NOT NULL")
+        conn.exec_driver_sql(
+            "INSERT INTO events (run_id, seq, type, source, recorded_at, content_hash, payload)"
+            " VALUES ('forged', 1, 'step.started', 'graph_tool_call', now(), 'h', NULL)"
+        )
+    more = timed_events(fake, START + timedelta(days=30), 20, timedelta(minutes=3), rng, "b")
+    with pytest.raises(StoreError, match=r"has no digest .*tracelake db verify"):
+        store.append(more)
+    forged = positions(store)[-1]
+    assert forged > stored[-1] and len(positions(store)) == len(stored) + 1  # nothing appended
+    result = verify(store, full=True)
+    assert (result.ok, result.position, result.events) == (False, forged, len(stored)), result
 
 
 def test_expected_head_kept_elsewhere_catches_a_recomputed_chain(

@@ -31,6 +31,8 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from tracelake.errors import StoreError
+
 GENESIS = "0" * 64
 # The digest's text of recorded_at is fixed (UTC, explicit format), independent of the session's
 # TimeZone and DateStyle and of the server version's float/numeric extract().
@@ -85,7 +87,8 @@ def digests_after(
     try:
         if pg:
             for position, digest in rows:
-                yield int(position), bytes(digest)
+                # NULL: a payload made NULL around the schema; no digest matches it
+                yield int(position), b"" if digest is None else bytes(digest)
         else:
             for row in rows:
                 yield int(row[0]), sqlite_digest(row)
@@ -132,7 +135,15 @@ def _digest_page(conn: Connection, after: int, limit: int) -> tuple[int, int, by
         count, first, last, blob = conn.execute(
             sa.text(_PG_PAGE), {"after": after, "limit": limit}
         ).one()
-        return (int(first), int(last), bytes(blob)) if count else (0, 0, b"")
+        if not count:
+            return 0, 0, b""
+        if blob is None or len(blob) != count * DIGEST:  # string_agg skips a NULL digest
+            raise StoreError(
+                f"an event at positions {first}..{last} has no digest (its payload is NULL):"
+                " the events table was changed around tracelake; nothing more is linked until"
+                " it is repaired. Run `tracelake db verify` to find it."
+            )
+        return int(first), int(last), bytes(blob)
     first = last = 0
     digests = bytearray()
     for position, digest in digests_after(conn, after, limit=limit):
