@@ -10,8 +10,9 @@ each event's digest, so a verifier can name the first event that changed, not ju
 
 Written in the append transaction, under the append lock (``store.appender``): the link covers
 exactly the rows after the previous link, read back by position (the server computes the
-digests, so nothing is re-encoded on the client, and sends a page of them as one value). Cost: one indexed read of the batch just
-written and one SHA-256 per event (measured in BENCHMARKS.md).
+digests, so nothing is re-encoded on the client, and sends a page of them as one value).
+Cost: one indexed read of the batch just written and one SHA-256 per event (measured in
+BENCHMARKS.md).
 
 What it proves: any UPDATE, DELETE or INSERT-in-the-middle of ``events`` done around the
 triggers (a superuser, ``PRAGMA writable_schema``, a dropped trigger) breaks the chain at the
@@ -119,7 +120,8 @@ def tip(conn: Connection) -> tuple[int, str]:
 
 _LINK_PAGE = 5_000  # digests read per statement while linking (each an ordered index scan)
 # A page of digests as one row, concatenated in position order by the server: the client
-# reads one bytea instead of 5,000 rows (a 100k-event ingest: 0.17 instead of 0.51 s of CPU).
+# reads one bytea instead of 5,000 rows (linking 100k stored events: 0.17 instead of 0.51 s of
+# the client's CPU, BENCHMARKS.md session 23).
 _PG_PAGE = (
     "SELECT count(*), min(position), max(position), string_agg(d, ''::bytea ORDER BY position)"
     f" FROM (SELECT position, {_PG_DIGEST} AS d FROM events WHERE position > :after"
@@ -159,7 +161,6 @@ def link_appended(conn: Connection, limit: int | None = None) -> int:
     head = bytes.fromhex(head_hex)
     first = last = 0
     prefixes = bytearray()
-    sha256 = hashlib.sha256
     while limit is None or len(prefixes) < limit * PREFIX:
         page = _LINK_PAGE if limit is None else min(_LINK_PAGE, limit - len(prefixes) // PREFIX)
         page_first, last_read, digests = _digest_page(conn, last or after, page)
@@ -169,7 +170,7 @@ def link_appended(conn: Connection, limit: int | None = None) -> int:
         for i in range(0, len(digests), DIGEST):
             digest = digests[i : i + DIGEST]
             prefixes += digest[:PREFIX]
-            head = sha256(head + digest).digest()  # advance(), inlined: once per event
+            head = advance(head, digest)
         if len(digests) < page * DIGEST:
             break
     if not first:
