@@ -18,6 +18,7 @@ SAMPLES = [
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.L9b1ue8EpR5fXGMv2aJc6AFAcli71Fny",
     "서울특별시 강남구 테헤란로 179, 830호 배송 전 최수아님께 연락",
     "d41d8cd98f00b204e9800998ecf8427e and c2VjcmV0LXZhbHVlLXRoYXQtaXMtbG9uZw==",
+    "pay to DE89 3704 0044 0532 0130 00 or gb82west12345698765432 via https://ops:pa55w0rd@db.internal/x",
 ]
 
 
@@ -83,3 +84,21 @@ def test_a_pattern_gate_lets_through_every_text_the_pattern_matches(
             assert pattern.gate.search(text) is not None, (name, text)
 
     check()
+
+
+def test_the_engine_has_a_recognizer_for_exactly_what_the_prefilter_asks_for() -> None:
+    """No dead recognizer (its warm-up would cost every ``ingest``'s start: presidio's phone
+    recognizer loaded nine regions' metadata for nothing) and no entity asked for without
+    one (analyze would find nothing for it)."""
+    from tracelake.scrub.detect import candidate_entities
+
+    _, by_entity, compiled = analyzer._state()
+    asked: set[str] = set()
+    for text in _texts():
+        asked |= candidate_entities(text)[0]
+    assert asked == {*by_entity, *compiled}
+
+
+def test_an_entity_without_a_recognizer_fails_instead_of_finding_nothing() -> None:
+    with pytest.raises(KeyError):
+        analyzer.analyze("call +44 20 7946 0958", ["PHONE_NUMBER"])
