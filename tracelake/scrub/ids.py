@@ -102,14 +102,25 @@ def kept_as_id(value: str, *, number: bool = False) -> bool:
     *number*: the key names a thing's number (:func:`tracelake.scrub.keys.is_number_key`)."""
     if not number and _ALL_DIGITS8.fullmatch(value) and not recent_date_digits(value):
         return False
-    if value in _KEPT:
+    if value in _KEPT or (number and value in _KEPT_AS_NUMBER):
         return True
     if not _judge(value):
         return False
-    if len(_KEPT) >= _KEPT_MAX:
-        _KEPT.clear()
-    _KEPT.add(value)
+    kept = _KEPT
+    if national_ids.checked_shape(value):
+        # a DNI, a Taiwanese id, a Polish identity card (their check character holds), also
+        # as upper-case hex (43464097F): not kept as an id, but as a thing's number a
+        # product code of that shape is (goods_no: G100734599)
+        if not number:
+            return False
+        kept = _KEPT_AS_NUMBER
+    if len(kept) >= _KEPT_MAX:
+        kept.clear()
+    kept.add(value)
     return True
+
+
+_KEPT_AS_NUMBER: set[str] = set()  # kept under a key that names a thing's number only
 
 
 def _judge(value: str) -> bool:

@@ -11,6 +11,7 @@ shape, and where the shape is close to an order or product code, by its check ch
 * Taiwan national id and resident certificate (``A123456789``), checksum;
 * Chinese resident id ending in ``X`` (17 digits + ``X``), shape;
 * Spanish DNI (``12345678Z``) and NIE (``X1234567L``), check letter;
+* Polish identity card (``ABA300000``), check digit;
 * Singapore NRIC/FIN (``S1234567D``), shape;
 * Hong Kong identity card with its check digit in brackets (``A123456(7)``), shape;
 * Indian PAN (``ABCPE1234F``), shape;
@@ -45,6 +46,7 @@ _TAIWAN = re.compile(_EDGE_L + r"([A-Z])([12]\d{8})" + _EDGE_R)
 _KR_PLATE = re.compile(r"(?<![\d가-힣])(?:[가-힣]{2})?\d{2,3}\s?[가-힣]\s?\d{4}(?!\d)")
 _CHINA_X = re.compile(r"(?<![A-Za-z0-9])\d{17}[Xx]" + _EDGE_R)
 _SPAIN = re.compile(_EDGE_L + r"([XYZ]?)(\d{7,8})-?([A-Z])" + _EDGE_R)
+_POLAND = re.compile(_EDGE_L + r"([A-Z]{3})\s?(\d{6})" + _EDGE_R)
 _SINGAPORE = re.compile(_EDGE_L + r"[STFGM]\d{7}[A-Z]" + _EDGE_R)
 _HONG_KONG = re.compile(_EDGE_L + r"[A-Z]{1,2}\d{6}\s?\([0-9A]\)")
 _PAN = re.compile(_EDGE_L + r"[A-Z]{5}\d{4}[A-Z]" + _EDGE_R)
@@ -71,6 +73,16 @@ def _spain_ok(prefix: str, digits: str, letter: str) -> bool:
     elif len(digits) != 8:
         return False
     return _ES_LETTERS[int(digits) % 23] == letter
+
+
+_PL_WEIGHTS = (7, 3, 1, 9, 7, 3, 1, 7, 3)
+
+
+def _poland_ok(letters: str, digits: str) -> bool:
+    """The dowód osobisty's check digit (the first digit, weight 9): one code in ten of this
+    shape passes by chance."""
+    values = [ord(c) - 55 for c in letters] + [int(d) for d in digits]
+    return sum(v * w for v, w in zip(values, _PL_WEIGHTS, strict=True)) % 10 == 0
 
 
 # Any id of 5+ characters with a digit (or in capitals) after a national-id word (an Azerbaijani FIN
@@ -111,7 +123,7 @@ _SHAPE_HINT = hints.hint("national-id shape", re.compile(r"[a-z][\s(]?\d|\d[a-z]
 # automaton only, where it spares _shape_spans on most texts with a letter next to a digit
 _SHAPES_HINT = hints.hint(
     "national-id shapes",
-    compile_lowered("|".join(p.pattern for p in (_SHAPES, _TAIWAN, _SPAIN))),
+    compile_lowered("|".join(p.pattern for p in (_SHAPES, _TAIWAN, _SPAIN, _POLAND))),
     narrowing=True,
 )
 
@@ -140,7 +152,16 @@ def distinct_shape(text: str) -> bool:
 def shaped(text: str) -> bool:
     """Whether *text* holds one of the shapes above (a code-like token that is one:
     ``PSSDNI93T63F987K``, ``lookup:K121074313``)."""
-    return any(p.search(text) is not None for p in (_SHAPES, _TAIWAN, _SPAIN))
+    return any(p.search(text) is not None for p in (_SHAPES, _TAIWAN, _SPAIN, _POLAND))
+
+
+def checked_shape(text: str) -> bool:
+    """Whether *text* holds a national id whose shape product codes share but whose check
+    character holds (a Spanish DNI or NIE, a Taiwanese id, a Polish identity card): an id
+    field holding one is not kept (``plan_id: "43464097P"``)."""
+    found: list[Span] = []
+    _checked_spans(text, found)
+    return bool(found)
 
 
 def _labelled_spans(text: str, out: list[Span]) -> None:
@@ -152,6 +173,13 @@ def _labelled_spans(text: str, out: list[Span]) -> None:
 
 def _shape_spans(text: str, out: list[Span]) -> None:
     out.extend((m.start(), m.end(), "NATIONAL_ID") for m in _SHAPES.finditer(text))
+    _checked_spans(text, out)
+
+
+def _checked_spans(text: str, out: list[Span]) -> None:
+    for match in _POLAND.finditer(text):
+        if _poland_ok(match.group(1), match.group(2)):
+            out.append((match.start(), match.end(), "NATIONAL_ID"))
     for match in _TAIWAN.finditer(text):
         if _taiwan_ok(match.group(1), match.group(2)):
             out.append((match.start(), match.end(), "NATIONAL_ID"))

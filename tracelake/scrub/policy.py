@@ -71,9 +71,18 @@ def keep(w: Walker, value: Any, path: str) -> Any:
                 _PLAIN_LABELS.clear()
             _PLAIN_LABELS.add(value)
         return out
-    if value is None or cls is int or cls is bool or cls is float or isinstance(value, _SCALARS):
+    if value is None or cls is bool:
         return value
+    if cls is int or cls is float or isinstance(value, _SCALARS):
+        if isinstance(value, bool) or -_MIN_CHECKED < value < _MIN_CHECKED:
+            return value  # a count, a duration, a status: under 8 digits nothing is checked
+        # 8 digits or more: judged by the key rules as anywhere else (a card number as
+        # trace_metadata.case_id, a phone number as duration_ms)
+        return w.field(path.rpartition(".")[2], value, path)
     return w.value(value, path)
+
+
+_MIN_CHECKED = 10_000_000  # as Walker.number: numbers of 8 digits and more are checked
 
 
 # Labels without whitespace keep() returned unchanged with nothing to record (for those, a
@@ -94,7 +103,9 @@ def _kept_as_is(key: str, value: Any) -> bool:
         if kind is _LABEL:
             return value in _PLAIN_LABELS
         return kept_as_id(value, number=kind is _NUMBER_ID)
-    return value is None or cls is int or cls is bool or cls is float
+    if cls is int or cls is float:
+        return bool(-_MIN_CHECKED < value < _MIN_CHECKED)
+    return value is None or cls is bool
 
 
 # What keep() makes of a string under a key: a label, an id, or a thing's number (the key
@@ -147,14 +158,29 @@ def _generic(w: Walker, out: dict[str, Any], key: str, item: Any, path: str) -> 
 
 
 def _message(w: Walker, text: str, path: str, *, wrap: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {"message": w.text(text, path, limit=500)}
-    http = _HTTP_RE.search(text)
+    """The message scrubbed, with the HTTP status and the reason code lifted out of it.
+
+    The reason code is read from the *scrubbed* text: ``reason=<a secret>`` or ``reason:
+    <an e-mail>`` must not copy the value the message lost into ``reason_code``. A reason
+    past the message's cut is read from a scrubbed copy of the text around it (a scratch
+    walker: its finds are not counted twice)."""
+    message = w.text(text, path, limit=_MESSAGE_LIMIT)
+    out: dict[str, Any] = {"message": message}
+    http = _HTTP_RE.search(text)  # three digits, 100-599: nothing personal
     if http:
         out["http_status"] = int(http.group(1) or http.group(2))
-    reason = _REASON_RE.search(text)
+    reason = _REASON_RE.search(message)
+    if reason is None and len(text) > _MESSAGE_LIMIT:
+        raw = _REASON_RE.search(text, _MESSAGE_LIMIT - 64)
+        if raw is not None:
+            around = text[max(0, raw.start() - 64) : raw.end() + 64]
+            reason = _REASON_RE.search(Walker(w.key).text(around, path, limit=len(around)))
     if reason:
         out["reason_code"] = reason.group(1) or reason.group(2)
     return out
+
+
+_MESSAGE_LIMIT = 500
 
 
 def trace_steps(w: Walker, value: Any, path: str) -> Any:
@@ -172,8 +198,8 @@ def trace_steps(w: Walker, value: Any, path: str) -> Any:
             "id": keep(w, step.get("id"), f"{path}[].id"),
             "tool": keep(w, step.get("tool"), f"{path}[].tool"),
             "status": "failed" if err else "ok",
-            "duration_ms": _number(step.get("duration_ms")),
-            "retries": _number(step.get("retries")),
+            "duration_ms": keep(w, _number(step.get("duration_ms")), f"{path}[].duration_ms"),
+            "retries": keep(w, _number(step.get("retries")), f"{path}[].retries"),
         }
         if isinstance(err, dict):
             summary["error_kind"] = keep(w, err.get("kind"), f"{path}[].error.kind")

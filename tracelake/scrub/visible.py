@@ -96,6 +96,18 @@ def _utf8_chars(match: re.Match[str]) -> str:
         return match.group(0)
 
 
+# A form-encoded query value (application/x-www-form-urlencoded: ?q=Gregory+Chambers,
+# ?q=0113+496+0771) writes a space as "+": read so, a name or a phone number in a search URL
+# is words and digit groups again (found by an attack: 35 of 48 names, 15 of 48 phone numbers
+# kept). A "+" right after "=" stays, as a phone number's country prefix (?q=+44+20+7946+0958).
+_FORM_VALUE = re.compile(r"(?<=[?&;])([\w.~\-\[\]]{1,64}=)([^&#\s]*\+[^&#\s]*)")
+_FORM_PLUS = re.compile(r"(?<!^)\+(?=[^\W_])")
+
+
+def _form_value(match: re.Match[str]) -> str:
+    return match.group(1) + _FORM_PLUS.sub(" ", match.group(2))
+
+
 def _json_char(match: re.Match[str]) -> str:
     code = int(match.group(1), 16)
     return match.group(0) if 0xD800 <= code <= 0xDFFF or code < 0x20 else chr(code)
@@ -127,6 +139,8 @@ def visible(text: str) -> str:
                 break
         if _PERCENT_UTF8.search(text):
             text = _PERCENT_UTF8.sub(_utf8_chars, text)
+    if "+" in text and "=" in text:
+        text = _FORM_VALUE.sub(_form_value, text)
     if text.isascii():
         return text
     if _FULL_WIDTH.search(text):

@@ -1,0 +1,174 @@
+"""Values the policy lifts out of scrubbed text or keeps as is must not carry what the scrub
+removed: a reason code read from an error message, an integer under a kept field.
+
+Found by an attack with fresh Faker values (not by these tests' author): ``reason=<secret>``
+stored the secret as ``error.reason_code`` while the message itself read ``[SECRET]``, and a
+card number as ``trace_metadata.case_id`` or ``duration_ms`` was stored as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from faker import Faker
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracelake.scrub import get_scrubber
+
+KEY = b"lifted-values-test-key-0123456789"
+LOCALES = ("en_US", "de_DE", "ko_KR", "es_ES", "fr_FR", "ja_JP")
+
+
+def _scrub(event: dict[str, Any]) -> dict[str, Any]:
+    return get_scrubber(KEY).scrub_event("graph_tool_call", event["type"], event).payload
+
+
+def _failed(message: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "step.failed",
+        "plan_id": "p1",
+        "step_id": "s1",
+        "tool": "refund",
+        "error": {"kind": "tool", "message": message},
+        "duration_ms": 3,
+        **extra,
+    }
+
+
+def _secrets(fake: Faker) -> list[str]:
+    """Values a reason code may be followed by, in lower case (what the reason pattern reads),
+    that the message's scrub replaces: a session token, e-mails, an IBAN."""
+    return [
+        fake.hexify("^" * 32).lower(),
+        fake.email().lower(),
+        fake.iban().lower(),
+        fake.user_name().lower() + "@" + fake.domain_name(),
+    ]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    locale=st.sampled_from(LOCALES),
+    form=st.sampled_from(["reason={}", "reason: {}", "reason_code={}", "reason = {} now"]),
+    pad=st.integers(0, 700),
+)
+def test_a_reason_code_never_holds_what_the_message_lost(
+    seed: int, locale: str, form: str, pad: int
+) -> None:
+    fake = Faker(locale)
+    fake.seed_instance(seed)
+    for value in _secrets(fake):
+        text = "x " * (pad // 2) + "auth failed " + form.format(value) + " for the session"
+        out = _scrub(_failed(text))
+        stored = json.dumps(out, ensure_ascii=False)
+        core = value.split("@")[0]
+        if len(core) >= 8:  # short user names are words; the long part must be gone
+            assert core not in stored, (value, out["error"])
+        reason = out["error"].get("reason_code")
+        assert reason is None or reason in out["error"]["message"] or reason == "[SECRET]", out
+
+
+def test_a_reason_code_is_still_lifted_before_and_after_the_cut() -> None:
+    near = _scrub(_failed("DeliveryAPI HTTP 404 Not Found reason=unsatisfied_field"))
+    assert near["error"]["reason_code"] == "unsatisfied_field"
+    assert near["error"]["http_status"] == 404
+    far = _scrub(_failed("y" * 900 + " reason=auth_profile_missing (retry later)"))
+    assert far["error"]["reason_code"] == "auth_profile_missing"
+    assert far["error"]["message"].endswith("…")
+    known = _scrub(_failed("client said auth_failed for kim@example.com"))
+    assert known["error"]["reason_code"] == "auth_failed"
+
+
+def _card(fake: Faker) -> int:
+    return int(fake.credit_card_number(card_type=fake.random_element(["visa16", "mastercard"])))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_an_integer_under_a_kept_field_is_judged_when_it_has_eight_digits(seed: int) -> None:
+    fake = Faker("ko_KR")
+    fake.seed_instance(seed)
+    card = _card(fake)
+    mobile = int(fake.numerify("010########"))  # stored as an integer: the 0 is lost
+    event = {
+        "type": "plan.completed",
+        "plan_id": "p",
+        "output": None,
+        "total_duration_ms": mobile,
+        "trace_steps": [{"id": "s1", "tool": "t", "duration_ms": card, "retries": 1}],
+        "trace_metadata": {"case_id": card, "request_id": mobile, "http_status": card},
+    }
+    stored = json.dumps(_scrub(event))
+    for value in (card, mobile):
+        assert str(value) not in stored, stored
+    failed = _scrub(_failed("boom", duration_ms=card, attempt=mobile, index=2, output_size=512))
+    assert str(card) not in json.dumps(failed) and str(mobile) not in json.dumps(failed)
+    assert failed["index"] == 2 and failed["output_size"] == 512  # small numbers stay
+
+
+def test_kept_numbers_that_are_not_personal_stay() -> None:
+    event = {
+        "type": "plan.completed",
+        "plan_id": "p",
+        "output": None,
+        "total_duration_ms": 15_234.5,
+        "trace_steps": [{"id": "s1", "tool": "t", "duration_ms": 812, "retries": 0}],
+        "trace_metadata": {"case_id": 20260725001, "http_status": 503},
+    }
+    out = _scrub(event)
+    assert out["total_duration_ms"] == 15_234.5
+    assert out["trace_steps"][0]["duration_ms"] == 812
+    assert out["trace_metadata"] == {"case_id": 20260725001, "http_status": 503}
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_national_ids_with_a_check_character_are_not_kept_as_ids(seed: int) -> None:
+    """A Spanish DNI/NIE or a Polish identity card as a plan id, a case id or in a goal: their
+    shapes are a product code's, so only their check character tells them (it does)."""
+    es, pl = Faker("es_ES"), Faker("pl_PL")
+    es.seed_instance(seed)
+    pl.seed_instance(seed)
+    for value in (es.nif(), es.nie(), pl.identity_card_number()):
+        event = {
+            "type": "plan.started",
+            "plan_id": value,
+            "goal": f"verify dowód {value} for the customer",
+            "step_count": 1,
+            "trace_metadata": {"case_id": value, "request_id": f"req-{value}"},
+        }
+        assert value not in json.dumps(_scrub(event), ensure_ascii=False)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), locale=st.sampled_from((*LOCALES, "ru_RU", "pl_PL")))
+def test_a_form_encoded_query_value_is_read_with_its_spaces(seed: int, locale: str) -> None:
+    """``?q=Gregory+Chambers``, ``?q=0113+496+0771``: "+" is a space in a form-encoded
+    query, so a name or a phone number there is words and digit groups to the scrub."""
+    from urllib.parse import quote_plus
+
+    fake = Faker(locale)
+    fake.seed_instance(seed)
+    name = f"{fake.last_name()} {fake.first_name()}"
+    digits = fake.numerify("0### ### ####")
+    for value in (name, digits):
+        url = f"https://crm.example.com/api/search?q={quote_plus(value)}&page=1"
+        event = {
+            "type": "step.started",
+            "plan_id": "p",
+            "step_id": "s1",
+            "tool": "crm",
+            "args_resolved": {"url": url},
+            "index": 0,
+            "total": 1,
+        }
+        stored = json.dumps(_scrub(event), ensure_ascii=False)
+        for part in value.split():
+            if len(part) >= 4:  # the longer parts: a short surname may be a word
+                assert part not in stored, (value, stored)
+    kept = _scrub({"type": "step.started", "plan_id": "p", "step_id": "s", "tool": "t",
+                   "args_resolved": {"url": "https://x.test/s?lang=c++&v=1"}})  # fmt: skip
+    assert kept["args_resolved"]["url"] == "https://x.test/s?lang=c++&v=1"
