@@ -71,6 +71,17 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def quiesce(url: str) -> None:
+    """Start a timed phase from a quiet machine: the previous phase's dirty pages written out
+    (a CHECKPOINT for the server's, ``sync`` for the kernel's), so no phase pays for another's
+    writes. The floor and the ingest are treated alike: each of the three timed phases starts
+    here (the ingest used to start while the 128 MB the first floor had just written were being
+    flushed, the second floor while the ingest's were)."""
+    with psycopg.connect(libpq(url), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+    os.sync()
+
+
 def raw_copy(url: str, path: Path) -> tuple[float, float]:
     """The floor: every line COPYed as is into a jsonb column, one transaction.
     Returns (wall seconds, CPU seconds of this client and its server backend)."""
@@ -208,8 +219,11 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, float]:
     mb = path.stat().st_size / 1e6
     print(f"\nN = {lines:,} lines ({mb:.0f} MB, {path.stat().st_size / lines:.0f} bytes/line)")
     with database() as url:
+        quiesce(url)
         floor1, fcpu1 = raw_copy(url, path)
+        quiesce(url)
         ingest_s, rss, out, icpu = run_cli(["ingest", "--json", str(path)], url)
+        quiesce(url)
         floor2, fcpu2 = raw_copy(url, path)
         floor, fcpu = (floor1 + floor2) / 2, (fcpu1 + fcpu2) / 2
         print(
