@@ -218,12 +218,14 @@ def quarantine_item(
     run_id: str | None = None,
     seq: int | None = None,
 ) -> QuarantineItem:
-    """A quarantine record: scrubbed detail and preview, a keyed fingerprint, no raw content."""
+    """A quarantine record: scrubbed origin, detail and preview, a keyed fingerprint, no raw
+    content. The origin is a file's path, which a user may have named after a person
+    (``jane.doe@example.com 010-1234-5678.jsonl``): stored as :func:`stored_origin` says."""
     mac = hmac.new(key, f"{origin}\x00{line_no}\x00{reason}\x00".encode(), hashlib.blake2b)
     mac.update(raw)
     preview = _preview_text(raw)
     return QuarantineItem(
-        origin=origin,
+        origin=stored_origin(scrubber, origin),
         reason=reason,
         detail=_scrubbed(scrubber, detail, 500),
         recorded_at=recorded_at,
@@ -237,6 +239,18 @@ def quarantine_item(
 
 
 SCRUB_FAILED_TEXT = "[scrub failed: withheld]"
+
+
+def stored_origin(scrubber: Scrubber, origin: str) -> str:
+    """The origin (a path, ``-``, ``sink``) as the quarantine stores it: each part of the
+    path scrubbed on its own (a whole path reads as one long token, which the secret rule
+    would take), so the directories stay readable; ``quarantine list --origin`` looks up
+    the same form."""
+    return "/".join(_scrubbed(scrubber, part, ORIGIN_PART_MAX) if part else part
+                    for part in origin.split("/"))  # fmt: skip
+
+
+ORIGIN_PART_MAX = 255  # a file name's limit on common file systems
 
 
 def _scrubbed(scrubber: Scrubber, text: str, max_len: int) -> str:

@@ -67,7 +67,12 @@ def list_runs(
 
 
 def list_quarantine(
-    store: Store, *, reason: str | None = None, origin: str | None = None, limit: int = 50
+    store: Store,
+    *,
+    reason: str | None = None,
+    origin: str | None = None,
+    origins: tuple[str, ...] | None = None,
+    limit: int = 50,
 ) -> list[dict[str, Any]]:
     """Newest quarantined lines first, without their previews."""
     query = sa.select(
@@ -84,6 +89,8 @@ def list_quarantine(
         query = query.where(quarantine.c.reason == reason)
     if origin is not None:
         query = query.where(quarantine.c.origin == origin)
+    if origins is not None:
+        query = query.where(quarantine.c.origin.in_(origins))
     query = query.order_by(quarantine.c.id.desc()).limit(limit)
     with store.reading("list quarantine") as conn:
         rows = [dict(r._mapping) for r in conn.execute(query)]

@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from tracelake.cli.common import AsJson, DatabaseUrl, RunId, _checked_store, _no_run, err, out
+from tracelake.cli.common import (
+    AsJson,
+    DatabaseUrl,
+    RunId,
+    _checked_store,
+    _no_run,
+    _settings,
+    err,
+    out,
+)
 from tracelake.cli.root import app, quarantine_app, runs_app
 from tracelake.console import dumps, emit_json, say, table
 
@@ -104,6 +113,16 @@ def runs_show(run_id: RunId, database_url: DatabaseUrl = None, as_json: AsJson =
     table(out, ("seq", "position", "type", "plan", "step", "tool", "recorded_at"), rows, run_id)
 
 
+def _stored_origins(origin: str, database_url: str | None) -> tuple[str, ...]:
+    """The forms *origin* is stored in: scrubbed (as ingest stores it now) and as given (a
+    quarantine written before origins were scrubbed)."""
+    from tracelake.admission import stored_origin
+    from tracelake.scrub import get_scrubber, load_pseudonym_key
+
+    scrubber = get_scrubber(load_pseudonym_key(_settings(database_url).database_url))
+    return tuple(dict.fromkeys((stored_origin(scrubber, origin), origin)))
+
+
 @quarantine_app.command("list")
 def quarantine_list(
     reason: Annotated[str | None, typer.Option("--reason", help="Only this reason")] = None,
@@ -115,10 +134,13 @@ def quarantine_list(
     """Quarantined lines and events, newest first (`quarantine show ID` for one)."""
     from tracelake.listing import list_quarantine
 
-    if origin is not None and origin != "-" and Path(origin).exists():
-        origin = str(Path(origin).resolve())  # stored by resolved path
+    origins: tuple[str, ...] | None = None
+    if origin is not None:
+        if origin != "-" and Path(origin).exists():
+            origin = str(Path(origin).resolve())  # stored by resolved path
+        origins = _stored_origins(origin, database_url)
     with _checked_store(database_url) as store:
-        rows = list_quarantine(store, reason=reason, origin=origin, limit=limit)
+        rows = list_quarantine(store, reason=reason, origins=origins, limit=limit)
     if as_json:
         emit_json(rows)
         return
