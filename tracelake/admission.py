@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tracelake import codec
 from tracelake.runners import InboundEvent
+from tracelake.runners.normalize import clean_text
 from tracelake.runners.registry import columns_of
 from tracelake.scrub import replays
 from tracelake.scrub.ids import uuid_id
@@ -257,7 +258,8 @@ def _scrubbed(scrubber: Scrubber, text: str, max_len: int) -> str:
     """*text* scrubbed, or a marker when the scrubber fails (a subject's secret cannot be
     created while the database is away): the record is kept, its text withheld."""
     try:
-        return scrubber.scrub_text(text, max_len=max_len)
+        # a NUL (a damaged line: PostgreSQL refuses it in text) becomes U+FFFD, as in events
+        return clean_text(scrubber.scrub_text(text, max_len=max_len))
     except Exception:  # noqa: BLE001 - fail closed, and never lose the record
         return SCRUB_FAILED_TEXT
 

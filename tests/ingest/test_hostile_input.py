@@ -38,6 +38,23 @@ def test_nul_and_lone_surrogates_are_stored_replaced_on_both_backends(store: Sto
     assert stored["note"] == "a\ufffdb"
 
 
+def test_a_nul_in_a_quarantined_line_is_stored_replaced_on_both_backends(store: Store) -> None:
+    """A damaged line with a NUL (raw, or as a \\u0000 escape the preview decodes) is
+    quarantined: PostgreSQL refused the row (found by a fault attack: the whole batch of
+    quarantine rows was lost, and every re-run failed the same way)."""
+    data = b'{"type":"plan.started"}\nnot json 1\n\x00\n{"type":"x","a":"\\u0000" broken\n'
+    report = ingest_bytes(store, data)
+    assert report.quarantined_total == 3
+    with store.reading() as conn:
+        import sqlalchemy as sa
+
+        from tracelake.store.schema import quarantine
+
+        rows = conn.execute(sa.select(quarantine.c.detail, quarantine.c.preview)).all()
+    assert len(rows) == 3
+    assert all("\x00" not in (text or "") for row in rows for text in row)
+
+
 def test_ids_and_types_with_personal_data_are_pseudonymised(store: Store) -> None:
     event = gtc_runs()[0][0]
     report = ingest_bytes(
