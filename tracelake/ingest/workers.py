@@ -25,6 +25,7 @@ import atexit
 import multiprocessing
 import os
 import sys
+import threading
 import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -48,8 +49,9 @@ def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _init() -> None:
-    """Build the process-wide detection engine before the first task arrives, then take
+def _init(parent: int | None = None) -> None:
+    """Die with *parent* (:func:`_die_with`), build the process-wide detection engine before
+    the first task arrives, then take
     everything alive now (what the fork inherited: modules, the engine, its caches) out of
     the garbage collector's reach (CPython's ``gc.freeze`` documentation, for a process
     that forks without exec): full collections no longer traverse those long-lived objects,
@@ -59,8 +61,34 @@ def _init() -> None:
     """
     from tracelake.scrub import Scrubber
 
+    if parent is not None:
+        _die_with(parent)
     Scrubber(b"engine warm-up only, no pseudonyms").warm_up()
     collector.settle()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """Linux: this worker is killed when the process that forked it dies. An ``ingest`` killed
+    (SIGKILL, or SIGTERM, which runs no exit handler) left its workers running as orphans,
+    and through the socket they inherited they held its database connection open, idle in
+    its transaction with the append's advisory lock: the next ``ingest`` waited for that
+    lock for good (found by a fault attack). Elsewhere (spawned workers hold no inherited
+    connection) nothing is done."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # no prctl: the orphan case stays as it was
+        return
+    if os.getppid() != parent:  # the parent died before the call: nothing would kill us
+        os._exit(1)
 
 
 # A NamedTuple pickles through its Python-level __new__ (about 3 us each way for Ready's
@@ -98,8 +126,15 @@ def pool(workers: int) -> ProcessPoolExecutor:
     found = _POOLS.get(workers)
     if found is None:
         shutdown_pools()
+        # The death signal follows the thread that forked the workers: only a pool made by
+        # the main thread (the CLI's) asks for it, or a worker would die with a thread that
+        # ends before the pool does.
+        main = threading.current_thread() is threading.main_thread()
         found = _POOLS[workers] = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context(START_METHOD), initializer=_init
+            workers,
+            mp_context=multiprocessing.get_context(START_METHOD),
+            initializer=_init,
+            initargs=(os.getpid() if main and START_METHOD == "fork" else None,),
         )
         with warnings.catch_warnings():
             # Python 3.12+ warns about forking a process with threads (a subject-secret

@@ -1,0 +1,96 @@
+"""``ingest`` killed while its workers run: the workers go with it, and the next ``ingest``
+completes the input exactly once instead of waiting for a lock that nobody will release.
+
+Found by a fault attack (not by these tests' author): after SIGKILL or SIGTERM of the main
+process its forked workers lived on as orphans, holding through the socket they inherited the
+main process's database connection, idle in its transaction with the append's advisory lock;
+the next ingest waited for that lock for good, without a word.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tests.conftest import PgServer, require_agentlane_samples
+from tests.corpora.realistic import write_corpus
+
+pytestmark = pytest.mark.slow
+KEY = "killed-ingest-test-key-0123456789abcdef"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _ingest(url: str, path: Path, stderr: int = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "TRACELAKE_DATABASE_URL": url, "TRACELAKE_PSEUDONYM_KEY": KEY}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tracelake", "ingest", str(path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the death signal is Linux's")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_ingest_takes_its_workers_and_the_next_one_completes(
+    pg_server: PgServer, tmp_path: Path, how: signal.Signals
+) -> None:
+    path = tmp_path / "events.jsonl"
+    seed = int.from_bytes(os.urandom(2), "big")
+    print(f"corpus seed {seed}")
+    write_corpus(path, 6000, require_agentlane_samples(), seed=seed)  # > 4 MiB: workers
+    with path.open("rb") as f:
+        lines = sum(1 for line in f if line.strip())
+    url = pg_server.url(pg_server.create(pg_server.template))
+    first = _ingest(url, path, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(_children(first.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _children(first.pid)
+    assert len(workers) >= 2, "the workers never started"
+    time.sleep(1.0)  # appending by now
+    first.send_signal(how)
+    first.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    orphans = [w for w in workers if _alive(w)]
+    for w in orphans:  # leave nothing behind, whatever the outcome
+        os.kill(w, signal.SIGKILL)
+    assert not orphans, "the workers outlived the ingest they served"
+    second = _ingest(url, path)
+    try:
+        _, err = second.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        second.kill()
+        raise AssertionError("the next ingest hung") from None
+    assert second.returncode == 0, err.decode()[-2000:]
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.connect() as conn:
+        stored, distinct = conn.execute(
+            sa.text("SELECT count(*), count(DISTINCT (run_id, seq)) FROM events")
+        ).one()
+    engine.dispose()
+    assert stored == distinct == lines
