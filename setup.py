@@ -40,8 +40,8 @@ COMPILED = [
     *(
         f"tracelake/scrub/{name}.py"
         for name in (
-            "credentials", "dates", "detect", "digits", "email_forms", "freetext", "hangul",
-            "ids", "keys", "kr_address", "latin", "lowered", "national_ids", "pairs",
+            "credentials", "cut", "dates", "detect", "digits", "email_forms", "freetext", "hangul",
+            "ids", "keys", "kr_address", "latin", "lowered", "messages", "national_ids", "pairs",
             "password_words", "policy", "registrations", "street_lines",
             "preview", "sources", "visible", "walk", "written",
         )

@@ -78,8 +78,8 @@ def _log_failure(kind: str) -> None:
     if now - _failures["logged_at"] < 10.0:
         return
     log.error(  # the type may be attacker-chosen text: only the exception class is logged
-        "scrubbing an event failed (%s); storing a minimal record (%d such events since the "
-        "last line)",
+        "scrubbing an event failed (%s): its content is withheld, only a minimal record of it "
+        "may be kept (%d such events since the last line)",
         kind,
         _failures["since"],
     )
@@ -247,11 +247,34 @@ def stored_origin(scrubber: Scrubber, origin: str) -> str:
     path scrubbed on its own (a whole path reads as one long token, which the secret rule
     would take), so the directories stay readable; ``quarantine list --origin`` looks up
     the same form."""
-    return "/".join(_scrubbed(scrubber, part, ORIGIN_PART_MAX) if part else part
-                    for part in origin.split("/"))  # fmt: skip
+    return "/".join(_origin_part(scrubber, part) if part else part for part in origin.split("/"))
 
 
 ORIGIN_PART_MAX = 255  # a file name's limit on common file systems
+# Words a file name joins with ".", "_" or "+" (Crystal.Robinson.jsonl, Gabriel+Carpentier):
+# read apart as well, or a name is one token to the scrub (found by an attack on origins).
+_NAME_JOINER = re.compile(r"(?<=[^\W\d_])[._+](?=[^\W\d_])")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,6}(?:\.gz)?$")
+
+
+def _origin_part(scrubber: Scrubber, part: str) -> str:
+    """One part of a path scrubbed as written, then with its joined words apart (its
+    extension and the markers already in it kept as they are)."""
+    ext = _EXTENSION.search(part)
+    stem, suffix = (part[: ext.start()], ext.group(0)) if ext else (part, "")
+    first = _scrubbed(scrubber, stem, ORIGIN_PART_MAX)
+    apart = "".join(
+        piece if _PLACEHOLDER.fullmatch(piece) else _NAME_JOINER.sub(" ", piece)
+        for piece in _MARKER_SPLIT.split(first)
+    )
+    if apart != first:
+        second = _scrubbed(scrubber, apart, ORIGIN_PART_MAX)
+        if second != apart:  # something found in the words apart: stored that way
+            return second + suffix
+    return first + suffix
+
+
+_MARKER_SPLIT = re.compile(r"(\[[A-Z][A-Z_]*\])")
 
 
 def _scrubbed(scrubber: Scrubber, text: str, max_len: int) -> str:

@@ -97,7 +97,7 @@ def test_an_integer_under_a_kept_field_is_judged_when_it_has_eight_digits(seed: 
         "type": "plan.completed",
         "plan_id": "p",
         "output": None,
-        "total_duration_ms": mobile,
+        "total_duration_ms": card,
         "trace_steps": [{"id": "s1", "tool": "t", "duration_ms": card, "retries": 1}],
         "trace_metadata": {"case_id": card, "request_id": mobile, "http_status": card},
     }
@@ -107,6 +107,15 @@ def test_an_integer_under_a_kept_field_is_judged_when_it_has_eight_digits(seed: 
     failed = _scrub(_failed("boom", duration_ms=card, attempt=mobile, index=2, output_size=512))
     assert str(card) not in json.dumps(failed) and str(mobile) not in json.dumps(failed)
     assert failed["index"] == 2 and failed["output_size"] == 512  # small numbers stay
+    as_floats = _scrub(
+        {
+            "type": "plan.started",
+            "plan_id": "p",
+            "goal": "g",
+            "trace_metadata": {"case_id": float(card), "request_id": float(mobile)},
+        }
+    )
+    assert str(card) not in json.dumps(as_floats) and str(mobile) not in json.dumps(as_floats)
 
 
 def test_kept_numbers_that_are_not_personal_stay() -> None:
@@ -119,28 +128,67 @@ def test_kept_numbers_that_are_not_personal_stay() -> None:
         "trace_metadata": {"case_id": 20260725001, "http_status": 503},
     }
     out = _scrub(event)
+    big = _scrub(_failed("boom", output_size=1_073_741_824, duration_ms=1.5e9))
+    big["error"]["code"] = _scrub(
+        {"type": "step.failed", "error": {"kind": "os", "code": -2_147_024_891, "message": "m"}}
+    )["error"]["code"]
+    assert (big["output_size"], big["error"]["code"], big["duration_ms"]) == (
+        1_073_741_824,  # 1 GiB: a Korean mobile number's shape, but a size here
+        -2_147_024_891,  # a Windows error code
+        1.5e9,
+    )
     assert out["total_duration_ms"] == 15_234.5
     assert out["trace_steps"][0]["duration_ms"] == 812
     assert out["trace_metadata"] == {"case_id": 20260725001, "http_status": 503}
 
 
+def _written(value: str, how: int) -> str:
+    """*value* as people write it: as is, in lower case, or grouped (43.464.097-P, X-6624039-Q)."""
+    if how == 1:
+        return value.lower()
+    if how == 2:
+        digits = value[1:-1] if value[0].isalpha() else value[:-1]
+        if value[0].isalpha():
+            return f"{value[0]}-{digits}-{value[-1]}"
+        return f"{digits[:-6]}.{digits[-6:-3]}.{digits[-3:]}-{value[-1]}"
+    return value
+
+
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1))
-def test_national_ids_with_a_check_character_are_not_kept_as_ids(seed: int) -> None:
-    """A Spanish DNI/NIE or a Polish identity card as a plan id, a case id or in a goal: their
-    shapes are a product code's, so only their check character tells them (it does)."""
-    es, pl = Faker("es_ES"), Faker("pl_PL")
+@given(seed=st.integers(0, 2**32 - 1), how=st.integers(0, 2))
+def test_national_ids_with_a_check_character_are_not_kept_as_ids(seed: int, how: int) -> None:
+    """A Spanish DNI or NIE as a plan id, a case id or in a goal: their shape is a product
+    code's, so only their check character tells them (it does), in any case and grouping."""
+    es = Faker("es_ES")
     es.seed_instance(seed)
-    pl.seed_instance(seed)
-    for value in (es.nif(), es.nie(), pl.identity_card_number()):
+    for value in (_written(es.nif(), how), _written(es.nie(), how)):
         event = {
             "type": "plan.started",
             "plan_id": value,
-            "goal": f"verify dowód {value} for the customer",
+            "goal": f"verify document {value} for the customer",
             "step_count": 1,
             "trace_metadata": {"case_id": value, "request_id": f"req-{value}"},
         }
-        assert value not in json.dumps(_scrub(event), ensure_ascii=False)
+        stored = json.dumps(_scrub(event), ensure_ascii=False)
+        assert value not in stored and value.replace("-", "") not in stored, stored
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_polish_identity_card_is_replaced_after_its_label_and_codes_of_its_shape_stay(
+    seed: int,
+) -> None:
+    """Its shape alone (three letters, six digits) is an invoice number's, and its check
+    digit passes one code in ten: it is found after its label, and codes stay codes."""
+    pl = Faker("pl_PL")
+    pl.seed_instance(seed)
+    card = pl.identity_card_number()
+    for label in ("dowód", "numer dowodu osobistego:", "dowod osobisty"):
+        goal = _scrub({"type": "plan.started", "plan_id": "p", "goal": f"{label} {card} ok"})
+        assert card not in goal["goal"], goal
+    code = f"INV{pl.numerify('######')}"
+    out = _scrub({"type": "plan.started", "plan_id": code, "goal": f"refund failed for {code}"})
+    assert out["plan_id"] == code and code in out["goal"]
 
 
 @settings(max_examples=20, deadline=None)
@@ -154,8 +202,17 @@ def test_a_form_encoded_query_value_is_read_with_its_spaces(seed: int, locale: s
     fake.seed_instance(seed)
     name = f"{fake.last_name()} {fake.first_name()}"
     digits = fake.numerify("0### ### ####")
-    for value in (name, digits):
-        url = f"https://crm.example.com/api/search?q={quote_plus(value)}&page=1"
+    shapes = (
+        "https://crm.example.com/api/search?q={}&page=1",
+        "https://crm.example.com/app#q={}",
+        "q={}&page=1",
+        "https://crm.example.com/s?filter:name={}",
+    )
+    for value, shape in (
+        (name, fake.random_element(shapes)),
+        (digits, fake.random_element(shapes)),
+    ):
+        url = shape.format(quote_plus(value))
         event = {
             "type": "step.started",
             "plan_id": "p",

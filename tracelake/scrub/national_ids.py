@@ -11,7 +11,8 @@ shape, and where the shape is close to an order or product code, by its check ch
 * Taiwan national id and resident certificate (``A123456789``), checksum;
 * Chinese resident id ending in ``X`` (17 digits + ``X``), shape;
 * Spanish DNI (``12345678Z``) and NIE (``X1234567L``), check letter;
-* Polish identity card (``ABA300000``), check digit;
+* a Polish identity card (``ABA300000``) after its label (``dowód``): its shape alone is an
+  invoice number's (``INV986863``), and its check digit passes one code in ten;
 * Singapore NRIC/FIN (``S1234567D``), shape;
 * Hong Kong identity card with its check digit in brackets (``A123456(7)``), shape;
 * Indian PAN (``ABCPE1234F``), shape;
@@ -45,8 +46,7 @@ _TAIWAN = re.compile(_EDGE_L + r"([A-Z])([12]\d{8})" + _EDGE_R)
 # A Korean vehicle plate (12가3456, 123가 4567, 서울12가3456): a person's car, by its shape
 _KR_PLATE = re.compile(r"(?<![\d가-힣])(?:[가-힣]{2})?\d{2,3}\s?[가-힣]\s?\d{4}(?!\d)")
 _CHINA_X = re.compile(r"(?<![A-Za-z0-9])\d{17}[Xx]" + _EDGE_R)
-_SPAIN = re.compile(_EDGE_L + r"([XYZ]?)(\d{7,8})-?([A-Z])" + _EDGE_R)
-_POLAND = re.compile(_EDGE_L + r"([A-Z]{3})\s?(\d{6})" + _EDGE_R)
+_SPAIN = re.compile(_EDGE_L + r"(?:([XYZ])-?)?(\d{7,8})-?([A-Z])" + _EDGE_R)  # X-6624039-Q
 _SINGAPORE = re.compile(_EDGE_L + r"[STFGM]\d{7}[A-Z]" + _EDGE_R)
 _HONG_KONG = re.compile(_EDGE_L + r"[A-Z]{1,2}\d{6}\s?\([0-9A]\)")
 _PAN = re.compile(_EDGE_L + r"[A-Z]{5}\d{4}[A-Z]" + _EDGE_R)
@@ -75,22 +75,12 @@ def _spain_ok(prefix: str, digits: str, letter: str) -> bool:
     return _ES_LETTERS[int(digits) % 23] == letter
 
 
-_PL_WEIGHTS = (7, 3, 1, 9, 7, 3, 1, 7, 3)
-
-
-def _poland_ok(letters: str, digits: str) -> bool:
-    """The dowód osobisty's check digit (the first digit, weight 9): one code in ten of this
-    shape passes by chance."""
-    values = [ord(c) - 55 for c in letters] + [int(d) for d in digits]
-    return sum(v * w for v, w in zip(values, _PL_WEIGHTS, strict=True)) % 10 == 0
-
-
 # Any id of 5+ characters with a digit (or in capitals) after a national-id word (an Azerbaijani FIN
 # T2RAVE3, a Venezuelan cédula V-34313739, a Swedish personnummer): no shape is needed.
 _LABELLED = re.compile(
     r"(?i:ssn|social security(?: number| no\.?)?|national (?:id|identity|insurance)(?: number| no\.?)?|"
     r"(?:personal |tax |citizen )?id(?:entity|entification)? (?:number|no\.?|code)|identity card|"
-    r"id card|c[eé]dula|dni|nif|nie|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|hkid|aadhaar|"
+    r"id card|c[eé]dula|dni|nif|nie|dow[oó]du?(?: osobist(?:y|ego))?|cpf|cnpj|rut|curp|rfc|pesel|bsn|nino|nric|hkid|aadhaar|"
     r"personnummer|henkil[oö]tunnus|fin code|tin|steuer-?id|codice fiscale|"
     r"driver'?s?[ _-]?licen[cs]e(?: number| no\.?)?|\bdl\b|licen[cs]e (?:number|no\.?)|"
     r"(?:license |number |licence )?plate(?: number| no\.?)?|registration(?: number| no\.?)?|"
@@ -116,6 +106,8 @@ _SHAPES = re.compile(
     )
 )
 _SHAPE_HINT = hints.hint("national-id shape", re.compile(r"[a-z][\s(]?\d|\d[a-z]"))
+# An NIE with its letters apart (X-6624039-Q), which the hint above does not see
+_DASHED_NIE = re.compile(r"(?i:[xyz]-\d{7}-[a-z])")
 
 
 # the shapes themselves, lower-cased (a superset on the lower-cased text: each shape is made
@@ -123,7 +115,7 @@ _SHAPE_HINT = hints.hint("national-id shape", re.compile(r"[a-z][\s(]?\d|\d[a-z]
 # automaton only, where it spares _shape_spans on most texts with a letter next to a digit
 _SHAPES_HINT = hints.hint(
     "national-id shapes",
-    compile_lowered("|".join(p.pattern for p in (_SHAPES, _TAIWAN, _SPAIN, _POLAND))),
+    compile_lowered("|".join(p.pattern for p in (_SHAPES, _TAIWAN, _SPAIN))),
     narrowing=True,
 )
 
@@ -140,6 +132,8 @@ def spans(text: str, out: list[Span], found: hints.Found | None = None) -> None:
         _labelled_spans(text, out)
     if _HINT.search(text) is not None and _SHAPE_HINT in found and _SHAPES_HINT in found:
         _shape_spans(text, out)
+    elif "-" in text and _DASHED_NIE.search(text) is not None:
+        _checked_spans(text, out)
 
 
 def distinct_shape(text: str) -> bool:
@@ -152,16 +146,23 @@ def distinct_shape(text: str) -> bool:
 def shaped(text: str) -> bool:
     """Whether *text* holds one of the shapes above (a code-like token that is one:
     ``PSSDNI93T63F987K``, ``lookup:K121074313``)."""
-    return any(p.search(text) is not None for p in (_SHAPES, _TAIWAN, _SPAIN, _POLAND))
+    return any(p.search(text) is not None for p in (_SHAPES, _TAIWAN, _SPAIN))
 
 
 def checked_shape(text: str) -> bool:
-    """Whether *text* holds a national id whose shape product codes share but whose check
-    character holds (a Spanish DNI or NIE, a Taiwanese id, a Polish identity card): an id
-    field holding one is not kept (``plan_id: "43464097P"``)."""
+    """Whether *text*, read in capitals and without the dots and spaces that group its
+    digits, holds a national id whose shape product codes share but whose check
+    character holds (a Spanish DNI or NIE, a Taiwanese id): an id field holding one is not
+    kept (``plan_id: "43464097P"``, ``"43.464.097-p"``, ``"X-6624039-Q"``)."""
     found: list[Span] = []
-    _checked_spans(text, found)
+    upper = text.upper()
+    _checked_spans(upper, found)  # req-51706749N
+    if not found:
+        _checked_spans(_ID_GROUPING.sub("", upper), found)  # 43.464.097-P
     return bool(found)
+
+
+_ID_GROUPING = re.compile(r"(?<=\d)[. ](?=\d)")  # digit groups; dashes the patterns allow
 
 
 def _labelled_spans(text: str, out: list[Span]) -> None:
@@ -177,12 +178,14 @@ def _shape_spans(text: str, out: list[Span]) -> None:
 
 
 def _checked_spans(text: str, out: list[Span]) -> None:
-    for match in _POLAND.finditer(text):
-        if _poland_ok(match.group(1), match.group(2)):
+    # in any case: its check character tells it (x6624039q is an NIE written in lower case)
+    for match in _TAIWAN_ANY_CASE.finditer(text):
+        if _taiwan_ok(match.group(1).upper(), match.group(2)):
             out.append((match.start(), match.end(), "NATIONAL_ID"))
-    for match in _TAIWAN.finditer(text):
-        if _taiwan_ok(match.group(1), match.group(2)):
+    for match in _SPAIN_ANY_CASE.finditer(text):
+        if _spain_ok((match.group(1) or "").upper(), match.group(2), match.group(3).upper()):
             out.append((match.start(), match.end(), "NATIONAL_ID"))
-    for match in _SPAIN.finditer(text):
-        if _spain_ok(match.group(1), match.group(2), match.group(3)):
-            out.append((match.start(), match.end(), "NATIONAL_ID"))
+
+
+_TAIWAN_ANY_CASE = re.compile(_TAIWAN.pattern, re.IGNORECASE)
+_SPAIN_ANY_CASE = re.compile(_SPAIN.pattern, re.IGNORECASE)

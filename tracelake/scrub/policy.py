@@ -20,33 +20,16 @@ import orjson
 
 from tracelake.forksafe import renew_locks_after_fork
 from tracelake.scrub import replays
+from tracelake.scrub.detect import detect_int
 from tracelake.scrub.ids import kept_as_id
-from tracelake.scrub.keys import is_identifier_key, is_number_key
+from tracelake.scrub.keys import is_identifier_key, is_number_key, is_quantity
+from tracelake.scrub.messages import message as _message
 from tracelake.scrub.pseudonym import provisional_stamp, subject_key
 from tracelake.scrub.replays import Replays
 from tracelake.scrub.walk import Walker
 
 Rule = Callable[[Walker, Any, str], Any]
 
-REASON_CODES = (
-    "auth_context_required",
-    "auth_profile_missing",
-    "auth_header_resolution_failed",
-    "auth_failed",
-    "http_4xx",
-    "http_5xx",
-    "unsatisfied_field",
-    "cleanup_failed",
-)
-_REASON_RE = re.compile(
-    r"\b(" + "|".join(REASON_CODES) + r")\b|\breason(?:_code)?\s*[=:]\s*([a-z][a-z0-9_]{2,48})"
-)
-_HTTP_RE = re.compile(
-    r"(?i)\b(?:http(?:\s*status)?|status(?:[\s_-]*code)?|code)\s*[:=]?\s*([1-5]\d{2})\b"
-    r"|\b([1-5]\d{2})\s+(?:Bad Request|Unauthorized|Forbidden|Not Found|Conflict|"
-    r"Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout|"
-    r"Client Error|Server Error)\b"  # the last two: requests.HTTPError's "403 Client Error: ..."
-)
 _SCALARS = (bool, int, float)
 TRACE_METADATA_SAFE = frozenset(
     {"collection_id", "case_id", "quality_case_id", "request_id", "failure_reason", "http_status"}
@@ -59,30 +42,54 @@ def keep(w: Walker, value: Any, path: str) -> Any:
     any other is a label (:meth:`Walker.label`)."""
     cls = value.__class__
     if cls is str or isinstance(value, str):
-        key = path.rpartition(".")[2]
-        if is_identifier_key(key):
-            return w.identifier(value, path, number=is_number_key(key))
-        if value in _PLAIN_LABELS:
-            return value
-        out = w.label(key, value, path, limit=256)
-        # only codes: for text with spaces the result depends on the key (is_reason_key)
-        if out == value and len(value) <= 256 and _WHITESPACE.search(value) is None:
-            if len(_PLAIN_LABELS) >= _PLAIN_LABELS_MAX:
-                _PLAIN_LABELS.clear()
-            _PLAIN_LABELS.add(value)
-        return out
+        return _kept_text(w, value, path)
     if value is None or cls is bool:
         return value
     if cls is int or cls is float or isinstance(value, _SCALARS):
         if isinstance(value, bool) or -_MIN_CHECKED < value < _MIN_CHECKED:
             return value  # a count, a duration, a status: under 8 digits nothing is checked
-        # 8 digits or more: judged by the key rules as anywhere else (a card number as
-        # trace_metadata.case_id, a phone number as duration_ms)
-        return w.field(path.rpartition(".")[2], value, path)
+        return _kept_number(w, path.rpartition(".")[2], value, path)
     return w.value(value, path)
 
 
 _MIN_CHECKED = 10_000_000  # as Walker.number: numbers of 8 digits and more are checked
+
+
+def _kept_number(w: Walker, key: str, value: int | float, path: str) -> Any:
+    """A whole number of 8 digits or more under a kept field (an int, or a float such as
+    4328649369415725.0). Under an id key it is judged as an id (a card number as
+    ``trace_metadata.case_id`` is pseudonymised, as it is in the generic walk); under any
+    other kept key only a personal number's own shape is replaced (a card by its checksum, a
+    resident number, a Korean mobile number that lost its leading zero), so a Windows error
+    code (-2147024891) or a size stays; under a quantity key (sizes, durations) a mobile
+    number's shape is taken for the quantity it is there (1073741824 bytes)."""
+    if isinstance(value, float) and not value.is_integer():  # a measurement, NaN, infinity
+        return value
+    whole = int(value)
+    if is_identifier_key(key):
+        checked = w.field(key, whole, path)
+        return value if checked.__class__ is int and checked == whole else checked
+    entity = detect_int(whole, strict=False)
+    if entity is None or (entity == "PHONE_NUMBER" and is_quantity(key)):
+        return value
+    w.hit(path, entity)
+    return f"[{entity}]"
+
+
+def _kept_text(w: Walker, value: str, path: str) -> str:
+    """:func:`keep` of a string: an id under an id key, else a label."""
+    key = path.rpartition(".")[2]
+    if is_identifier_key(key):
+        return w.identifier(value, path, number=is_number_key(key))
+    if value in _PLAIN_LABELS:
+        return value
+    out = w.label(key, value, path, limit=256)
+    # only codes: for text with spaces the result depends on the key (is_reason_key)
+    if out == value and len(value) <= 256 and _WHITESPACE.search(value) is None:
+        if len(_PLAIN_LABELS) >= _PLAIN_LABELS_MAX:
+            _PLAIN_LABELS.clear()
+        _PLAIN_LABELS.add(value)
+    return out
 
 
 # Labels without whitespace keep() returned unchanged with nothing to record (for those, a
@@ -155,32 +162,6 @@ def _generic(w: Walker, out: dict[str, Any], key: str, item: Any, path: str) -> 
     report records (a personal value used as a key must not survive in the report)."""
     skey = w.dict_key(key, path)
     out[skey] = w.field(key, item, f"{path}.{skey}")
-
-
-def _message(w: Walker, text: str, path: str, *, wrap: bool = True) -> dict[str, Any]:
-    """The message scrubbed, with the HTTP status and the reason code lifted out of it.
-
-    The reason code is read from the *scrubbed* text: ``reason=<a secret>`` or ``reason:
-    <an e-mail>`` must not copy the value the message lost into ``reason_code``. A reason
-    past the message's cut is read from a scrubbed copy of the text around it (a scratch
-    walker: its finds are not counted twice)."""
-    message = w.text(text, path, limit=_MESSAGE_LIMIT)
-    out: dict[str, Any] = {"message": message}
-    http = _HTTP_RE.search(text)  # three digits, 100-599: nothing personal
-    if http:
-        out["http_status"] = int(http.group(1) or http.group(2))
-    reason = _REASON_RE.search(message)
-    if reason is None and len(text) > _MESSAGE_LIMIT:
-        raw = _REASON_RE.search(text, _MESSAGE_LIMIT - 64)
-        if raw is not None:
-            around = text[max(0, raw.start() - 64) : raw.end() + 64]
-            reason = _REASON_RE.search(Walker(w.key).text(around, path, limit=len(around)))
-    if reason:
-        out["reason_code"] = reason.group(1) or reason.group(2)
-    return out
-
-
-_MESSAGE_LIMIT = 500
 
 
 def trace_steps(w: Walker, value: Any, path: str) -> Any:

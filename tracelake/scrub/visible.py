@@ -100,8 +100,10 @@ def _utf8_chars(match: re.Match[str]) -> str:
 # ?q=0113+496+0771) writes a space as "+": read so, a name or a phone number in a search URL
 # is words and digit groups again (found by an attack: 35 of 48 names, 15 of 48 phone numbers
 # kept). A "+" right after "=" stays, as a phone number's country prefix (?q=+44+20+7946+0958).
-_FORM_VALUE = re.compile(r"(?<=[?&;])([\w.~\-\[\]]{1,64}=)([^&#\s]*\+[^&#\s]*)")
-_FORM_PLUS = re.compile(r"(?<!^)\+(?=[^\W_])")
+# Also in a fragment (#q=...), in a form body (q=...&page=1, a pair at the start or after a
+# space when the text has a "?", "&" or "#"), under keys such as filter:name, and "++".
+_FORM_VALUE = re.compile(r"(?:(?<=[?&;#])|(?<!\S))([\w.~\-\[\]:]{1,64}=)([^&#\s]*\+[^&#\s]*)")
+_FORM_PLUS = re.compile(r"(?<!^)\++(?=[^\W_])")
 
 
 def _form_value(match: re.Match[str]) -> str:
@@ -117,6 +119,20 @@ def _percent_char(match: re.Match[str]) -> str:
     return _PERCENT_CHAR[match.group(0)[1:].lower()]
 
 
+def _percent_decoded(text: str) -> str:
+    """The percent-encoded characters of :func:`visible` read as what they stand for."""
+    for _ in range(3):  # %252540: encoded twice or three times (a redirect in a redirect)
+        before = text
+        text = _PERCENT.sub(_percent_char, text)
+        if _PERCENT_ASCII.search(text):
+            text = _PERCENT_ASCII.sub(_ascii_char, text)
+        if text == before or "%" not in text:
+            break
+    if _PERCENT_UTF8.search(text):
+        text = _PERCENT_UTF8.sub(_utf8_chars, text)
+    return text
+
+
 def visible(text: str) -> str:
     """*text* as a reader sees it (see :data:`_INVISIBLE`, :data:`_HTML_REF`,
     :data:`_JSON_ESCAPE`, :data:`_PERCENT`); ASCII text without a character reference or an
@@ -130,16 +146,8 @@ def visible(text: str) -> str:
     if '\\"' in text:  # JSON quoted twice: {\"password\": \"...\"} is read as JSON
         text = text.replace('\\"', '"')
     if "%" in text:
-        for _ in range(3):  # %252540: encoded twice or three times (a redirect in a redirect)
-            before = text
-            text = _PERCENT.sub(_percent_char, text)
-            if _PERCENT_ASCII.search(text):
-                text = _PERCENT_ASCII.sub(_ascii_char, text)
-            if text == before or "%" not in text:
-                break
-        if _PERCENT_UTF8.search(text):
-            text = _PERCENT_UTF8.sub(_utf8_chars, text)
-    if "+" in text and "=" in text:
+        text = _percent_decoded(text)
+    if "+" in text and "=" in text and ("?" in text or "&" in text or "#" in text):
         text = _FORM_VALUE.sub(_form_value, text)
     if text.isascii():
         return text

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from tracelake.errors import ScrubError
+from tracelake.scrub.cut import whole_tokens
 from tracelake.scrub.detect import CLEAN_IDS, CLEAN_TEXTS, close_label, detect, detect_int
 from tracelake.scrub.ids import kept_as_id
 from tracelake.scrub.keys import (
@@ -119,11 +120,11 @@ class Walker:
             if len(clean) <= cut:
                 return clean
         else:
-            scan = value if len(value) <= cut + 128 else value[: cut + 128]
+            scan = value if len(value) <= cut + 128 else whole_tokens(value[: cut + 128])
             clean, counts = detect(scan, allow_secret)
             for entity, n in counts:
                 self.hit(path, entity, n)
-            if len(clean) <= cut:
+            if len(clean) <= cut and len(scan) == len(value):
                 return clean
         self.act("truncated")
         return clean[:cut] + "…"
