@@ -46,6 +46,10 @@ class Settings:
     batch_size: int = 2000
     # Processes that parse and scrub ingest input (0: one per CPU; 1: in the main process).
     ingest_workers: int = 0
+    # Seconds one database call of ``ingest`` may take before its connection is shut down
+    # (a server that stopped answering ignores its own timeouts): the ingest then stops with
+    # an error instead of hanging, and a re-run stores the rest.
+    db_call_timeout: int = 120
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Self:
@@ -57,6 +61,7 @@ class Settings:
             max_depth=_int(env, "TRACELAKE_MAX_DEPTH", default.max_depth, 4),
             batch_size=_int(env, "TRACELAKE_BATCH_SIZE", default.batch_size),
             ingest_workers=_int(env, "TRACELAKE_INGEST_WORKERS", default.ingest_workers, 0),
+            db_call_timeout=_int(env, "TRACELAKE_DB_CALL_TIMEOUT", default.db_call_timeout),
             max_decompressed_bytes=_int(
                 env, "TRACELAKE_MAX_DECOMPRESSED_BYTES", default.max_decompressed_bytes, 1024
             ),

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tracelake.config import Settings
+from tracelake.errors import StoreUnavailableError
+from tracelake.ingest.call_guard import CallGuard
 from tracelake.ingest.lines import Chunk, iter_chunks
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 from tracelake.ingest.workers import default_workers, pool, prepare_ordered, started
@@ -84,8 +86,30 @@ class Ingestor:
         on_read: Callable[[int], None] | None = None,
     ) -> IngestReport:
         """Store every line of *stream*; *on_read* is told how many input bytes each chunk
-        read (a progress bar)."""
+        read (a progress bar). A database call that does not end within the settings'
+        ``db_call_timeout`` is interrupted (:mod:`tracelake.ingest.call_guard`)."""
         report = report if report is not None else IngestReport()
+        timeout = self.settings.db_call_timeout
+        with CallGuard(self.store, timeout) as guard:
+            try:
+                return self._ingest(stream, origin, report, on_read, guard)
+            except Exception:
+                if not guard.fired:
+                    raise
+        raise StoreUnavailableError(
+            f"a database call did not end within {timeout} s (TRACELAKE_DB_CALL_TIMEOUT), so "
+            "the ingest stopped; what it stored before stays stored. Check the database, then "
+            "run the same ingest again: it stores only what is missing."
+        )
+
+    def _ingest(
+        self,
+        stream: BinaryIO,
+        origin: str,
+        report: IngestReport,
+        on_read: Callable[[int], None] | None,
+        guard: CallGuard,
+    ) -> IngestReport:
         source = _identity(origin)
         origin = source  # quarantine keys by resolved path: x, ./x and /abs/x are one input
         runs = StreamRuns(self.key, source=source)
@@ -106,7 +130,8 @@ class Ingestor:
                     bad.append(r.item)
                     report.quarantined[r.reason] += 1
                     if len(bad) >= limit:  # bounded memory however many lines are bad
-                        self.store.add_to_quarantine(bad)
+                        with guard.call():
+                            self.store.add_to_quarantine(bad)
                         bad.clear()
                     continue
                 report.scrub_failed += r.failed
@@ -117,9 +142,11 @@ class Ingestor:
                     )
                 )
                 if len(pending) >= limit:
-                    self._flush(pending, bad, report)
+                    with guard.call():
+                        self._flush(pending, bad, report)
         pending.extend(runs.finish())
-        self._flush(pending, bad, report)
+        with guard.call():
+            self._flush(pending, bad, report)
         return report
 
     def start_workers(self) -> None:

@@ -44,7 +44,14 @@ def parse_line(
     if line.damage is not None:
         raise ContractError(line.damage, line.detail)
     if line.too_long:
-        raise ContractError("line_too_long", f"{line.size} bytes exceeds the limit of {max_bytes}")
+        # in kilobytes, in words: the detail is scrubbed, and a byte count of 7 digits or more
+        # reads as a phone number to its digit rule ("exceeds the limit of [PHONE_NUMBER]", a
+        # fault attack saw), a number before "KiB" as a street address
+        raise ContractError(
+            "line_too_long",
+            f"the line has {_kib(line.size)} kilobytes, over the limit of {_kib(max_bytes)} "
+            "kilobytes (set TRACELAKE_MAX_LINE_BYTES)",
+        )
     # The fast codec takes every line it reads exactly as the careful path below would (and
     # that needs no cleaning); anything else (NaN, huge numbers, NUL, lone surrogates, a BOM,
     # too deep, not JSON) goes the careful way, which names the reason.
@@ -74,3 +81,7 @@ def parse_line(
     # One walk copies, cleans and depth-checks (it stops at max_depth, so it cannot recurse deep).
     cleaned: dict[str, Any] = to_jsonable(obj, max_depth + 1)
     return cleaned
+
+
+def _kib(size: int) -> int:
+    return -(-size // 1024)  # rounded up: a line just over the limit is over it

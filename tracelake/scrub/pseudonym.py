@@ -126,9 +126,24 @@ def subject_key(key: bytes, text: str) -> bytes:
         return key
     if not _secret_lookup:  # fail closed: never a pseudonym that could not be erased later
         raise ScrubError("per-subject secrets are not available: import tracelake.store first")
-    secret = _secret_lookup[0](key, url, text)
+    try:
+        secret = _secret_lookup[0](key, url, text)
+    except Exception:
+        _unavailable[0] += 1  # callers that must not degrade check unavailable_count()
+        raise
     replays.note(text, secret)  # for the memos of what this secret makes (scrub.replays)
     return secret
+
+
+_unavailable = [0]
+
+
+def unavailable_count() -> int:
+    """How many times this process could not get a subject's secret (the database away or
+    slow): the scrubber then fails closed, storing a minimal record or an unlinkable
+    pseudonym. A sink must go on that way (it never blocks its runner); ``ingest`` compares
+    the count around a chunk and stops instead (a re-run stores what it did not)."""
+    return _unavailable[0]
 
 
 def parse_key(raw: str, *, origin: str) -> bytes:

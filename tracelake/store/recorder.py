@@ -57,7 +57,7 @@ _BACKENDS: dict[str, tuple[type[Appender], type[QuarantineWriter]]] = {
     "postgresql": (PostgresAppender, PostgresQuarantineWriter),
 }
 
-PoolEvent = Literal["connect", "close", "close_detached"]
+PoolEvent = Literal["connect", "close", "close_detached", "checkout", "checkin"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +243,11 @@ class Store:
     def on_pool(self, name: PoolEvent, fn: Callable[..., Any]) -> None:
         """Watch the pool's DBAPI connections (the sink interrupts a hung call with them)."""
         event.listen(self._engine, name, fn)
+
+    def off_pool(self, name: PoolEvent, fn: Callable[..., Any]) -> None:
+        """Stop watching (:meth:`on_pool`)."""
+        if event.contains(self._engine, name, fn):
+            event.remove(self._engine, name, fn)
 
     # -- schema (alembic is imported only when one of these runs) -------------------------------------------------------------------------------
     def upgrade(self, revision: str = "head") -> None:

@@ -1,0 +1,85 @@
+"""Ending a database call of ``ingest`` that hangs: a server that stopped answering (SIGSTOP,
+a frozen VM) ignores its own statement timeouts, and the kernel still answers TCP keepalives
+for it, so a call on it waits for good (found by a fault attack: an ingest waited 180 s and
+more on a stopped server, without a word). When one section of database work
+(:meth:`CallGuard.call`) lasts longer than the timeout, every connection of the store is shut
+down under it (``store.interrupt``): the call fails, and the ingest stops with an error that
+says what to do.
+
+Only those sections are timed, never the time between them: an ingest reading a slow pipe
+waits for its input as long as it takes. The pool is emptied when the guard starts, so that
+it knows every connection the sections can use (a reused connection's liveness check runs
+before any checkout event, so the guard cannot wait for one to be checked out).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from tracelake.store import Store
+from tracelake.store.interrupt import interrupt
+
+
+class CallGuard:
+    """While entered, interrupts a :meth:`call` section on *store* that outlasts *timeout* s."""
+
+    def __init__(self, store: Store, timeout: float) -> None:
+        self.store, self.timeout = store, timeout
+        self.fired = False
+        self._conns: dict[int, Any] = {}  # every DBAPI connection of the pool
+        self._since: float | None = None  # monotonic start of the section running, if any
+        self._done = threading.Event()
+        self._thread = threading.Thread(
+            target=self._watch, name="tracelake-ingest-guard", daemon=True
+        )
+
+    def __enter__(self) -> CallGuard:
+        if not self.store.url.startswith("postgresql"):
+            return self  # SQLite: no server to stop; its waits end with its busy timeout
+        self.store.on_pool("connect", self._opened)
+        self.store.on_pool("close", self._closed)
+        self.store.on_pool("close_detached", self._closed)
+        self.store.dispose()  # from now on every connection is opened under the guard
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._thread.is_alive():
+            return
+        self._done.set()
+        self._thread.join()
+        for name, fn in (
+            ("connect", self._opened),
+            ("close", self._closed),
+            ("close_detached", self._closed),
+        ):
+            self.store.off_pool(name, fn)  # type: ignore[arg-type]
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """A section of database work, timed."""
+        self._since = time.monotonic()
+        try:
+            yield
+        finally:
+            self._since = None
+
+    def _opened(self, dbapi_conn: Any, *_: Any) -> None:
+        self._conns[id(dbapi_conn)] = dbapi_conn
+
+    def _closed(self, dbapi_conn: Any, *_: Any) -> None:
+        self._conns.pop(id(dbapi_conn), None)
+
+    def _watch(self) -> None:
+        while not self._done.wait(min(1.0, self.timeout / 4)):
+            since = self._since
+            if since is not None and time.monotonic() - since > self.timeout:
+                self.fired = True
+                self._since = time.monotonic()  # again after as long, if the section goes on
+                for conn in list(self._conns.values()):
+                    with contextlib.suppress(Exception):
+                        interrupt(conn)
