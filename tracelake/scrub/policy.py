@@ -305,7 +305,7 @@ def _auth_readiness(w: Walker, value: dict[str, Any], path: str) -> dict[str, An
     return out
 
 
-trace_metadata = memoized(_trace_metadata)
+trace_metadata: Rule = memoized(_trace_metadata)
 
 
 def coercion_changes(w: Walker, value: Any, path: str) -> Any:
