@@ -154,15 +154,18 @@ def checked_shape(text: str) -> bool:
     digits, holds a national id whose shape product codes share but whose check
     character holds (a Spanish DNI or NIE, a Taiwanese id): an id field holding one is not
     kept (``plan_id: "43464097P"``, ``"43.464.097-p"``, ``"X-6624039-Q"``)."""
+    if _SEVEN_DIGITS.search(text) is None:  # every one of them has 7 digits or more
+        return False
     found: list[Span] = []
-    upper = text.upper()
-    _checked_spans(upper, found)  # req-51706749N
+    upper = text.upper()  # then the case-sensitive patterns: a third of the instructions
+    _checked_spans(upper, found, _TAIWAN, _SPAIN)  # req-51706749N
     if not found:
-        _checked_spans(_ID_GROUPING.sub("", upper), found)  # 43.464.097-P
+        _checked_spans(_ID_GROUPING.sub("", upper), found, _TAIWAN, _SPAIN)  # 43.464.097-P
     return bool(found)
 
 
 _ID_GROUPING = re.compile(r"(?<=\d)[. ](?=\d)")  # digit groups; dashes the patterns allow
+_SEVEN_DIGITS = re.compile(r"\d(?:[. ]?\d){6}")
 
 
 def _labelled_spans(text: str, out: list[Span]) -> None:
@@ -177,12 +180,17 @@ def _shape_spans(text: str, out: list[Span]) -> None:
     _checked_spans(text, out)
 
 
-def _checked_spans(text: str, out: list[Span]) -> None:
+def _checked_spans(
+    text: str,
+    out: list[Span],
+    taiwan: re.Pattern[str] | None = None,
+    spain: re.Pattern[str] | None = None,
+) -> None:
     # in any case: its check character tells it (x6624039q is an NIE written in lower case)
-    for match in _TAIWAN_ANY_CASE.finditer(text):
+    for match in (taiwan or _TAIWAN_ANY_CASE).finditer(text):
         if _taiwan_ok(match.group(1).upper(), match.group(2)):
             out.append((match.start(), match.end(), "NATIONAL_ID"))
-    for match in _SPAIN_ANY_CASE.finditer(text):
+    for match in (spain or _SPAIN_ANY_CASE).finditer(text):
         if _spain_ok((match.group(1) or "").upper(), match.group(2), match.group(3).upper()):
             out.append((match.start(), match.end(), "NATIONAL_ID"))
 
