@@ -9,6 +9,7 @@ secret of the stalled process only) and quarantined 5,322 good lines as sequence
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -153,3 +154,68 @@ def test_an_ingest_on_a_stopped_database_ends_with_what_to_do(
     assert first.returncode == 2, err.decode()
     assert "run the same ingest again" in err.decode()
     assert _count(server, "SELECT count(*) FROM events WHERE payload ? 'scrub_failed'") == 0
+
+
+def _locked(url: str, table: str, seconds: int, mode: str) -> subprocess.Popen[bytes]:
+    """Another session holding *table* locked for *seconds* (then it lets go)."""
+    sql = f"begin; lock table {table} in {mode} mode; select pg_sleep({seconds}); commit;"
+    libpq = url.replace("postgresql+psycopg://", "postgresql://", 1)
+    return subprocess.Popen(
+        [sys.executable, "-c", f"import psycopg; psycopg.connect({libpq!r}).execute({sql!r})"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _release(server: PrivatePostgres, holder: subprocess.Popen[bytes]) -> None:
+    """End the lock holder and its session (a server notices a gone client only after
+    its pg_sleep)."""
+    holder.kill()
+    holder.wait()
+    server.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE query LIKE '%%pg_sleep%%' AND pid <> pg_backend_pid()"
+    )
+
+
+def _ingest_json(url: str, path: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "TRACELAKE_DATABASE_URL": url,
+        "TRACELAKE_PSEUDONYM_KEY": KEY,
+        "TRACELAKE_DB_CALL_TIMEOUT": "3",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "tracelake", "ingest", "--json", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_schema_check_and_the_quarantine_writes_are_bounded_and_counted_when_written(
+    server: PrivatePostgres, tmp_path: Path
+) -> None:
+    """Found by an attack on the guard: the start-up schema check ran outside it (a lock held
+    on the schema table kept the ingest waiting), and a stopped ingest reported quarantine
+    rows it had never written."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(f"not json {i}\n" for i in range(50)))
+    holder = _locked(server.url, "alembic_version", 20, "access exclusive")
+    time.sleep(1.0)
+    started = time.monotonic()
+    done = _ingest_json(server.url, bad)
+    assert done.returncode == 2 and "TRACELAKE_DB_CALL_TIMEOUT" in done.stderr, done.stderr
+    assert time.monotonic() - started < 30
+    _release(server, holder)
+    holder = _locked(server.url, "quarantine", 20, "share")  # reads pass, writes wait
+    time.sleep(1.0)
+    done = _ingest_json(server.url, bad)
+    _release(server, holder)
+    assert done.returncode == 2 and "{" in done.stdout, (done.stdout, done.stderr)
+    summary = json.loads(done.stdout[done.stdout.index("{") :])
+    assert summary["quarantined"] == _count(server, "SELECT count(*) FROM quarantine") == 0
+    done = _ingest_json(server.url, bad)  # the database free again: all of it, once
+    assert done.returncode == 1, done.stderr  # 1: lines were quarantined
+    assert _count(server, "SELECT count(*) FROM quarantine") == 50

@@ -33,11 +33,18 @@ def ingest(
     Exits 1 when any line was quarantined (the rest is still stored), 2 on an error.
     """
     from tracelake.ingest import Ingestor, IngestReport, open_source
-    from tracelake.wiring import open_components
+    from tracelake.ingest.call_guard import guarded
+    from tracelake.wiring import ensure_schema, open_components
 
     for path in paths:  # every input is checked before anything is stored
         _check_input(path)
-    parts = open_components(_settings(database_url))
+    parts = open_components(_settings(database_url), check_schema=False)
+    try:  # bounded like the ingest's own calls (a lock held on the schema table waited for good)
+        with guarded(parts.store, parts.settings.db_call_timeout) as guard, guard.call():
+            ensure_schema(parts.store)
+    except BaseException:
+        parts.store.dispose()
+        raise
     ingestor = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings)
     report = IngestReport()
     failure: BaseException | None = None

@@ -20,8 +20,27 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from tracelake.errors import StoreUnavailableError
 from tracelake.store import Store
 from tracelake.store.interrupt import interrupt
+
+
+@contextlib.contextmanager
+def guarded(store: Store, timeout: float) -> Iterator[CallGuard]:
+    """A :class:`CallGuard` over the block; a failure after it fired becomes the error that
+    says what happened and what to do."""
+    with CallGuard(store, timeout) as guard:
+        try:
+            yield guard
+            return
+        except Exception:
+            if not guard.fired:
+                raise
+    raise StoreUnavailableError(
+        f"a database call did not end within {timeout:g} s (TRACELAKE_DB_CALL_TIMEOUT), so the "
+        "ingest stopped (the events it had appended stay stored). Check the database, then run "
+        "the same ingest again: it stores only what is missing."
+    )
 
 
 class CallGuard:

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tracelake.config import Settings
-from tracelake.errors import StoreUnavailableError
-from tracelake.ingest.call_guard import CallGuard
+from tracelake.ingest.call_guard import CallGuard, guarded
 from tracelake.ingest.lines import Chunk, iter_chunks
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 from tracelake.ingest.workers import default_workers, pool, prepare_ordered, started
@@ -89,18 +88,9 @@ class Ingestor:
         read (a progress bar). A database call that does not end within the settings'
         ``db_call_timeout`` is interrupted (:mod:`tracelake.ingest.call_guard`)."""
         report = report if report is not None else IngestReport()
-        timeout = self.settings.db_call_timeout
-        with CallGuard(self.store, timeout) as guard:
-            try:
-                return self._ingest(stream, origin, report, on_read, guard)
-            except Exception:
-                if not guard.fired:
-                    raise
-        raise StoreUnavailableError(
-            f"a database call did not end within {timeout} s (TRACELAKE_DB_CALL_TIMEOUT), so "
-            "the ingest stopped; what it stored before stays stored. Check the database, then "
-            "run the same ingest again: it stores only what is missing."
-        )
+        with guarded(self.store, self.settings.db_call_timeout) as guard:
+            self._ingest(stream, origin, report, on_read, guard)
+        return report
 
     def _ingest(
         self,
@@ -115,6 +105,7 @@ class Ingestor:
         runs = StreamRuns(self.key, source=source)
         pending: list[Sequenced] = []
         bad: list[QuarantineItem] = []
+        reasons: Counter[str] = Counter()  # of the bad lines not written yet
         limit = self.settings.batch_size
 
         def counted() -> Iterator[Chunk]:
@@ -128,11 +119,10 @@ class Ingestor:
             for r in results:
                 if isinstance(r, Rejected):
                     bad.append(r.item)
-                    report.quarantined[r.reason] += 1
+                    reasons[r.reason] += 1
                     if len(bad) >= limit:  # bounded memory however many lines are bad
                         with guard.call():
-                            self.store.add_to_quarantine(bad)
-                        bad.clear()
+                            self._quarantine(bad, reasons, report)
                     continue
                 report.scrub_failed += r.failed
                 report.events += 1
@@ -143,10 +133,10 @@ class Ingestor:
                 )
                 if len(pending) >= limit:
                     with guard.call():
-                        self._flush(pending, bad, report)
+                        self._flush(pending, bad, reasons, report)
         pending.extend(runs.finish())
         with guard.call():
-            self._flush(pending, bad, report)
+            self._flush(pending, bad, reasons, report)
         return report
 
     def start_workers(self) -> None:
@@ -204,7 +194,11 @@ class Ingestor:
         ]
 
     def _flush(
-        self, pending: list[Sequenced], bad: list[QuarantineItem], report: IngestReport
+        self,
+        pending: list[Sequenced],
+        bad: list[QuarantineItem],
+        reasons: Counter[str],
+        report: IngestReport,
     ) -> None:
         if pending:
             rows = self._rows(pending)
@@ -222,8 +216,17 @@ class Ingestor:
                 report.quarantined["rejected_by_database"] += result.rejected
             pending.clear()
         if bad:
-            self.store.add_to_quarantine(bad)
-            bad.clear()
+            self._quarantine(bad, reasons, report)
+
+    def _quarantine(
+        self, bad: list[QuarantineItem], reasons: Counter[str], report: IngestReport
+    ) -> None:
+        """Write the bad lines; only then are they counted (an ingest that stops before
+        must not report quarantine rows that were never written: a fault attack saw 791)."""
+        self.store.add_to_quarantine(bad)
+        report.quarantined.update(reasons)
+        bad.clear()
+        reasons.clear()
 
 
 CHUNK_LINES = 200  # lines per worker task (at least): large enough to amortise the hand-off

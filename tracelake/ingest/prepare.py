@@ -229,6 +229,7 @@ def _secrets_unavailable(lines: list[Line]) -> StoreUnavailableError:
     first = lines[0].number if lines else 0
     return StoreUnavailableError(
         "the database did not answer while the pseudonym secrets of the events from line "
-        f"{first} on were read, so nothing from that line on was stored. Check the database, "
-        "then run the same ingest again: it stores only what is missing."
+        f"{first} on were read, so the ingest stopped there (the summary says what it "
+        "stored). Check the database, then run the same ingest again: it stores only what is "
+        "missing."
     )
