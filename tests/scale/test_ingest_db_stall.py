@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REQUIRE_PG, require_agentlane_samples
+from tests.conftest import require_agentlane_samples
 from tests.corpora.realistic import write_corpus
-from tests.sink.private_pg import PrivatePostgres
+from tests.sink.private_pg import PrivatePostgres, started_server
 
 pytestmark = pytest.mark.slow
 KEY = "db-stall-test-key-0123456789abcdef"
@@ -30,16 +30,7 @@ KEY = "db-stall-test-key-0123456789abcdef"
 
 @pytest.fixture
 def server() -> Iterator[PrivatePostgres]:
-    try:
-        pg = PrivatePostgres()
-        pg.start()
-        pg.migrate()
-    except Exception as exc:  # noqa: BLE001 - any failure means "cannot run a private server"
-        if REQUIRE_PG:
-            pytest.fail(f"TRACELAKE_REQUIRE_POSTGRES=1 but a private PostgreSQL failed: {exc}")
-        pytest.skip(f"SKIPPING: a private PostgreSQL could not start: {exc}")
-    yield pg
-    pg.destroy()
+    yield from started_server()
 
 
 def _ingest(url: str, path: Path) -> subprocess.Popen[bytes]:

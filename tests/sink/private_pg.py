@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -106,3 +107,24 @@ class PrivatePostgres:
         with contextlib.suppress(subprocess.CalledProcessError):
             self.stop("immediate")
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def started_server() -> Iterator[PrivatePostgres]:
+    """A private server, started and migrated, destroyed afterwards (a fixture's body): the
+    test is skipped when none can start here, and fails under TRACELAKE_REQUIRE_POSTGRES=1."""
+    import pytest
+
+    from tests.conftest import REQUIRE_PG
+
+    try:
+        server = PrivatePostgres()
+        server.start()
+        server.migrate()
+    except Exception as exc:  # noqa: BLE001 - any failure means "cannot run a private server"
+        if REQUIRE_PG:
+            pytest.fail(
+                f"TRACELAKE_REQUIRE_POSTGRES=1 but a private PostgreSQL could not start: {exc}"
+            )
+        pytest.skip(f"SKIPPING FAULT TESTS: a private PostgreSQL could not start: {exc}")
+    yield server
+    server.destroy()
