@@ -120,15 +120,12 @@ class Walker:
             if len(clean) <= cut:
                 return clean
         else:
-            scan = value if len(value) <= cut + 128 else value[: cut + 128]
+            scan = value if len(value) <= cut + 128 else whole_tokens(value[: cut + 128])
             clean, counts = detect(scan, allow_secret)
             for entity, n in counts:
                 self.hit(path, entity, n)
-            if len(scan) == len(value):
-                if len(clean) <= cut:
-                    return clean
-            else:  # the token the cut went through goes, after it gave a name its context
-                clean = whole_tokens(clean)
+            if len(clean) <= cut and len(scan) == len(value):
+                return clean
         self.act("truncated")
         return clean[:cut] + "…"
 
