@@ -274,9 +274,6 @@ def _origin_part(scrubber: Scrubber, part: str) -> str:
     return first + suffix
 
 
-_MARKER_SPLIT = re.compile(r"(\[[A-Z][A-Z_]*\])")
-
-
 def _scrubbed(scrubber: Scrubber, text: str, max_len: int) -> str:
     """*text* scrubbed, or a marker when the scrubber fails (a subject's secret cannot be
     created while the database is away): the record is kept, its text withheld."""
@@ -288,6 +285,7 @@ def _scrubbed(scrubber: Scrubber, text: str, max_len: int) -> str:
 
 
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*\]")
+_MARKER_SPLIT = re.compile(f"({_PLACEHOLDER.pattern})")  # the markers kept as pieces
 _OPAQUE = "[SECRET]"
 _ID_SEPARATORS = re.compile(r"[-_:/|]")
 _UNICODE_ESCAPE = re.compile(

@@ -70,7 +70,6 @@ def list_quarantine(
     store: Store,
     *,
     reason: str | None = None,
-    origin: str | None = None,
     origins: tuple[str, ...] | None = None,
     limit: int = 50,
 ) -> list[dict[str, Any]]:
@@ -87,8 +86,6 @@ def list_quarantine(
     )
     if reason is not None:
         query = query.where(quarantine.c.reason == reason)
-    if origin is not None:
-        query = query.where(quarantine.c.origin == origin)
     if origins is not None:
         query = query.where(quarantine.c.origin.in_(origins))
     query = query.order_by(quarantine.c.id.desc()).limit(limit)

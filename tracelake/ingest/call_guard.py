@@ -22,7 +22,7 @@ from typing import Any
 
 from tracelake.errors import StoreUnavailableError
 from tracelake.store import Store
-from tracelake.store.interrupt import interrupt
+from tracelake.store.interrupt import interrupt_connections
 
 
 @contextlib.contextmanager
@@ -99,6 +99,4 @@ class CallGuard:
             if since is not None and time.monotonic() - since > self.timeout:
                 self.fired = True
                 self._since = time.monotonic()  # again after as long, if the section goes on
-                for conn in list(self._conns.values()):
-                    with contextlib.suppress(Exception):
-                        interrupt(conn)
+                interrupt_connections(self._conns)

@@ -108,7 +108,7 @@ def kept_as_id(value: str, *, number: bool = False) -> bool:
         return False
     kept = _KEPT
     if national_ids.checked_shape(value):
-        # a DNI, a Taiwanese id, a Polish identity card (their check character holds), also
+        # a DNI or NIE, a Taiwanese id (their check character holds), also
         # as upper-case hex (43464097F): not kept as an id, but as a thing's number a
         # product code of that shape is (goods_no: G100734599)
         if not number:

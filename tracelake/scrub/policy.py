@@ -26,7 +26,7 @@ from tracelake.scrub.keys import is_identifier_key, is_number_key, is_quantity
 from tracelake.scrub.messages import message as _message
 from tracelake.scrub.pseudonym import provisional_stamp, subject_key
 from tracelake.scrub.replays import Replays
-from tracelake.scrub.walk import Walker
+from tracelake.scrub.walk import MIN_CHECKED, Walker
 
 Rule = Callable[[Walker, Any, str], Any]
 
@@ -46,13 +46,10 @@ def keep(w: Walker, value: Any, path: str) -> Any:
     if value is None or cls is bool:
         return value
     if cls is int or cls is float or isinstance(value, _SCALARS):
-        if isinstance(value, bool) or -_MIN_CHECKED < value < _MIN_CHECKED:
+        if isinstance(value, bool) or -MIN_CHECKED < value < MIN_CHECKED:
             return value  # a count, a duration, a status: under 8 digits nothing is checked
         return _kept_number(w, path.rpartition(".")[2], value, path)
     return w.value(value, path)
-
-
-_MIN_CHECKED = 10_000_000  # as Walker.number: numbers of 8 digits and more are checked
 
 
 def _kept_number(w: Walker, key: str, value: int | float, path: str) -> Any:
@@ -111,7 +108,7 @@ def _kept_as_is(key: str, value: Any) -> bool:
             return value in _PLAIN_LABELS
         return kept_as_id(value, number=kind is _NUMBER_ID)
     if cls is int or cls is float:
-        return bool(-_MIN_CHECKED < value < _MIN_CHECKED)
+        return bool(-MIN_CHECKED < value < MIN_CHECKED)
     return value is None or cls is bool
 
 

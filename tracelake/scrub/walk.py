@@ -41,7 +41,7 @@ _INT_FLOAT = (int, float)
 _STR_INT_FLOAT = (str, int, float)
 # json.dumps(v, ensure_ascii=False) without building a JSONEncoder per call (same output)
 _DUMPS = json.JSONEncoder(ensure_ascii=False).encode
-_MIN_CHECKED = 10_000_000  # detect_int checks numbers of 8 digits and more
+MIN_CHECKED = 10_000_000  # detect_int checks numbers of 8 digits and more
 _WHITESPACE = re.compile(r"\s")
 # A quantity written as a string (token_ttl_s: "3600", session_timeout: "30s"): at most nine
 # digits, so no phone or card number passes as one.
@@ -133,7 +133,7 @@ class Walker:
         """*value*, or a marker when it is a phone, card or national id number stored as an
         integer (*strict*: also any other phone-length number that is not a timestamp or
         a date-prefixed id; ids under id keys are checked with ``strict=False``)."""
-        if -_MIN_CHECKED < value < _MIN_CHECKED:  # under 8 digits: detect_int says None
+        if -MIN_CHECKED < value < MIN_CHECKED:  # under 8 digits: detect_int says None
             return value
         if isinstance(value, int) and not isinstance(value, bool):
             entity = detect_int(value, strict)
@@ -145,7 +145,7 @@ class Walker:
     def keyed_number(self, key: str, value: int, path: str) -> int | float | str:
         """An integer under a plain key: a quantity key (size, count, amount, ttl, ...) keeps
         it; any other key gets the strict check of :meth:`number`."""
-        if -_MIN_CHECKED < value < _MIN_CHECKED:  # under 8 digits: detect_int says None
+        if -MIN_CHECKED < value < MIN_CHECKED:  # under 8 digits: detect_int says None
             return value
         if is_quantity(key):
             entity = detect_int(value, strict=False)
@@ -328,7 +328,7 @@ class Walker:
         if (  # eight digits or more under request_id, id, ...: judged like the same digits
             # written as a string (a phone or a card number stored as an integer)
             value.__class__ is int
-            and value >= _MIN_CHECKED
+            and value >= MIN_CHECKED
             and is_identifier_key(key)
             and not is_number_key(key)
             and not kept_as_id(str(value))
@@ -397,4 +397,4 @@ def _quantity_written(key: str, raw: str) -> bool:
 def _integral(value: float) -> bool:
     """A float holding a whole number of 8 digits or more (a phone or card number written as
     a float: 9855742123.0); smaller ones and fractions are measurements."""
-    return (value >= _MIN_CHECKED or value <= -_MIN_CHECKED) and value.is_integer()
+    return (value >= MIN_CHECKED or value <= -MIN_CHECKED) and value.is_integer()

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from tracelake.errors import SchemaNotReadyError
 from tracelake.sink.handoff import Batch, Handoff
 from tracelake.sink.spool import Spool, SpoolCorruptError
-from tracelake.sink.watchdog import interrupt_connections
 from tracelake.store import NewEvent, QuarantineItem, Store
+from tracelake.store.interrupt import interrupt_connections
 
 if TYPE_CHECKING:
     from tracelake.sink.writer import Counters

@@ -5,21 +5,12 @@ driver, is the store's: ``store.interrupt``)."""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from typing import Any
 
 from tracelake.store import Store
-from tracelake.store.interrupt import interrupt
-
-
-def interrupt_connections(conns: dict[int, Any]) -> None:
-    """Shut down the sockets of these DBAPI connections (from another thread): a call blocked
-    on a server that stopped answering fails at once, where server-side timeouts cannot help."""
-    for conn in list(conns.values()):
-        with contextlib.suppress(Exception):
-            interrupt(conn)
+from tracelake.store.interrupt import interrupt_connections
 
 
 class Watchdog:

@@ -22,3 +22,11 @@ def interrupt(dbapi_conn: Any) -> None:
         dup.close()
     elif hasattr(dbapi_conn, "interrupt"):  # sqlite3
         dbapi_conn.interrupt()
+
+
+def interrupt_connections(conns: dict[int, Any]) -> None:
+    """Shut down the sockets of these DBAPI connections (from another thread): a call blocked
+    on a server that stopped answering fails at once, where server-side timeouts cannot help."""
+    for conn in list(conns.values()):
+        with contextlib.suppress(Exception):
+            interrupt(conn)

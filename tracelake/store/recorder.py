@@ -57,7 +57,7 @@ _BACKENDS: dict[str, tuple[type[Appender], type[QuarantineWriter]]] = {
     "postgresql": (PostgresAppender, PostgresQuarantineWriter),
 }
 
-PoolEvent = Literal["connect", "close", "close_detached", "checkout", "checkin"]
+PoolEvent = Literal["connect", "close", "close_detached"]
 
 
 @dataclass(frozen=True, slots=True)
