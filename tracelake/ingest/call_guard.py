@@ -3,13 +3,14 @@ a frozen VM) ignores its own statement timeouts, and the kernel still answers TC
 for it, so a call on it waits for good (found by a fault attack: an ingest waited 180 s and
 more on a stopped server, without a word). When one section of database work
 (:meth:`CallGuard.call`) lasts longer than the timeout, every connection of the store is shut
-down under it (``store.interrupt``): the call fails, and the ingest stops with an error that
+down under it (``Store.interrupt``): the call fails, and the ingest stops with an error that
 says what to do.
 
 Only those sections are timed, never the time between them: an ingest reading a slow pipe
-waits for its input as long as it takes. The pool is emptied when the guard starts, so that
-it knows every connection the sections can use (a reused connection's liveness check runs
-before any checkout event, so the guard cannot wait for one to be checked out).
+waits for its input as long as it takes. The store knows every connection it opened (a
+reused connection's liveness check runs before any checkout event, so the guard could not
+learn of it itself); the pool is left alone, since other threads (a follower in ``serve``)
+may be using it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 from tracelake.errors import StoreUnavailableError
 from tracelake.store import Store
-from tracelake.store.interrupt import interrupt_connections
 
 
 @contextlib.contextmanager
@@ -49,7 +48,6 @@ class CallGuard:
     def __init__(self, store: Store, timeout: float) -> None:
         self.store, self.timeout = store, timeout
         self.fired = False
-        self._conns: dict[int, Any] = {}  # every DBAPI connection of the pool
         self._since: float | None = None  # monotonic start of the section running, if any
         self._done = threading.Event()
         self._thread = threading.Thread(
@@ -59,10 +57,6 @@ class CallGuard:
     def __enter__(self) -> CallGuard:
         if not self.store.url.startswith("postgresql"):
             return self  # SQLite: no server to stop; its waits end with its busy timeout
-        self.store.on_pool("connect", self._opened)
-        self.store.on_pool("close", self._closed)
-        self.store.on_pool("close_detached", self._closed)
-        self.store.dispose()  # from now on every connection is opened under the guard
         self._thread.start()
         return self
 
@@ -71,12 +65,6 @@ class CallGuard:
             return
         self._done.set()
         self._thread.join()
-        for name, fn in (
-            ("connect", self._opened),
-            ("close", self._closed),
-            ("close_detached", self._closed),
-        ):
-            self.store.off_pool(name, fn)  # type: ignore[arg-type]
 
     @contextlib.contextmanager
     def call(self) -> Iterator[None]:
@@ -87,16 +75,10 @@ class CallGuard:
         finally:
             self._since = None
 
-    def _opened(self, dbapi_conn: Any, *_: Any) -> None:
-        self._conns[id(dbapi_conn)] = dbapi_conn
-
-    def _closed(self, dbapi_conn: Any, *_: Any) -> None:
-        self._conns.pop(id(dbapi_conn), None)
-
     def _watch(self) -> None:
         while not self._done.wait(min(1.0, self.timeout / 4)):
             since = self._since
             if since is not None and time.monotonic() - since > self.timeout:
                 self.fired = True
                 self._since = time.monotonic()  # again after as long, if the section goes on
-                interrupt_connections(self._conns)
+                self.store.interrupt()

@@ -19,7 +19,6 @@ from tracelake.errors import SchemaNotReadyError
 from tracelake.sink.handoff import Batch, Handoff
 from tracelake.sink.spool import Spool, SpoolCorruptError
 from tracelake.store import NewEvent, QuarantineItem, Store
-from tracelake.store.interrupt import interrupt_connections
 
 if TYPE_CHECKING:
     from tracelake.sink.writer import Counters
@@ -61,11 +60,7 @@ class Shipper:
         self._replay_since: float | None = None
         self._schema_missing_said = False
         self.schema_checked = threading.Event()  # the writer waits for it on SQLite
-        self._conns: dict[int, Any] = {}  # the engine's DBAPI connections, to interrupt
         self._counted: set[str] = set()  # quarantine rows counted in stats() already
-        store.on_pool("connect", self._track)
-        store.on_pool("close", self._untrack)
-        store.on_pool("close_detached", self._untrack)
 
     # -- the loop ----------------------------------------------------------------------
     def run(self) -> None:
@@ -138,13 +133,7 @@ class Shipper:
 
     def interrupt(self) -> None:
         """End whatever call this engine's connections are blocked in (from another thread)."""
-        interrupt_connections(self._conns)
-
-    def _track(self, dbapi_conn: Any, _record: Any) -> None:
-        self._conns[id(dbapi_conn)] = dbapi_conn
-
-    def _untrack(self, dbapi_conn: Any, _record: Any = None) -> None:
-        self._conns.pop(id(dbapi_conn), None)
+        self.store.interrupt()
 
     def _append(
         self, events: Sequence[NewEvent], bad: Sequence[QuarantineItem], *, live: bool

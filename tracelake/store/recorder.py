@@ -15,11 +15,10 @@ raw driver error or needs to know which backend it runs on.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 from tracelake.store import leadership, partitions, tracking
@@ -31,6 +30,7 @@ from tracelake.store.connection import (
     translate_errors,
     write_transaction,
 )
+from tracelake.store.interrupt import LiveConnections
 from tracelake.store.leadership import Leadership
 from tracelake.store.partitions import Partition
 from tracelake.store.quarantine import (
@@ -56,8 +56,6 @@ _BACKENDS: dict[str, tuple[type[Appender], type[QuarantineWriter]]] = {
     "sqlite": (SqliteAppender, SqliteQuarantineWriter),
     "postgresql": (PostgresAppender, PostgresQuarantineWriter),
 }
-
-PoolEvent = Literal["connect", "close", "close_detached"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +84,7 @@ class Store:
         self._appender = appender
         self._quarantine = quarantine
         self._reader = reader
+        self._live = LiveConnections(engine)  # from the start: every connection is known
 
     # -- what kind of database ----------------------------------------------------------------
     @property
@@ -240,14 +239,11 @@ class Store:
         when another process does."""
         return leadership.lead(self.url, what)
 
-    def on_pool(self, name: PoolEvent, fn: Callable[..., Any]) -> None:
-        """Watch the pool's DBAPI connections (the sink interrupts a hung call with them)."""
-        event.listen(self._engine, name, fn)
-
-    def off_pool(self, name: PoolEvent, fn: Callable[..., Any]) -> None:
-        """Stop watching (:meth:`on_pool`)."""
-        if event.contains(self._engine, name, fn):
-            event.remove(self._engine, name, fn)
+    def interrupt(self) -> None:
+        """End any call this store's connections are blocked in, from another thread (a
+        server that stopped answering; ``store.interrupt``). The calls fail with a driver error;
+        the pool replaces the connections."""
+        self._live.interrupt()
 
     # -- schema (alembic is imported only when one of these runs) -------------------------------------------------------------------------------
     def upgrade(self, revision: str = "head") -> None:
