@@ -9,6 +9,7 @@ the next ingest waited for that lock for good, without a word.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -42,37 +43,49 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _ingest(url: str, path: Path, stderr: int = subprocess.PIPE) -> subprocess.Popen[bytes]:
+def _ingest(
+    url: str, path: Path, stderr: int = subprocess.PIPE, stdout: int = subprocess.DEVNULL
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "TRACELAKE_DATABASE_URL": url, "TRACELAKE_PSEUDONYM_KEY": KEY}
     return subprocess.Popen(
-        [sys.executable, "-m", "tracelake", "ingest", str(path)],
+        [sys.executable, "-m", "tracelake", "ingest", "--json", str(path)],
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=stdout,
         stderr=stderr,
+        start_new_session=True,  # its own process group, as a terminal's job is
     )
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the death signal is Linux's")
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
-def test_killed_ingest_takes_its_workers_and_the_next_one_completes(
-    pg_server: PgServer, tmp_path: Path, how: signal.Signals
-) -> None:
+def _stored(url: str) -> tuple[int, int]:
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.connect() as conn:
+        stored, distinct = conn.execute(
+            sa.text("SELECT count(*), count(DISTINCT (run_id, seq)) FROM events")
+        ).one()
+    engine.dispose()
+    return int(stored), int(distinct)
+
+
+def _corpus(tmp_path: Path) -> tuple[Path, int]:
     path = tmp_path / "events.jsonl"
     seed = int.from_bytes(os.urandom(2), "big")
     print(f"corpus seed {seed}")
     write_corpus(path, 6000, require_agentlane_samples(), seed=seed)  # > 4 MiB: workers
     with path.open("rb") as f:
         lines = sum(1 for line in f if line.strip())
-    url = pg_server.url(pg_server.create(pg_server.template))
-    first = _ingest(url, path, stderr=subprocess.DEVNULL)
+    return path, lines
+
+
+def _wait_for_workers(pid: int) -> list[int]:
     deadline = time.monotonic() + 60
-    while len(_children(first.pid)) < 2 and time.monotonic() < deadline:
+    while len(_children(pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    workers = _children(first.pid)
+    workers = _children(pid)
     assert len(workers) >= 2, "the workers never started"
-    time.sleep(1.0)  # appending by now
-    first.send_signal(how)
-    first.wait(timeout=30)
+    return workers
+
+
+def _gone(workers: list[int]) -> None:
     deadline = time.monotonic() + 10
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -80,6 +93,9 @@ def test_killed_ingest_takes_its_workers_and_the_next_one_completes(
     for w in orphans:  # leave nothing behind, whatever the outcome
         os.kill(w, signal.SIGKILL)
     assert not orphans, "the workers outlived the ingest they served"
+
+
+def _complete_again(url: str, path: Path, lines: int) -> None:
     second = _ingest(url, path)
     try:
         _, err = second.communicate(timeout=180)
@@ -87,10 +103,51 @@ def test_killed_ingest_takes_its_workers_and_the_next_one_completes(
         second.kill()
         raise AssertionError("the next ingest hung") from None
     assert second.returncode == 0, err.decode()[-2000:]
-    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-    with engine.connect() as conn:
-        stored, distinct = conn.execute(
-            sa.text("SELECT count(*), count(DISTINCT (run_id, seq)) FROM events")
-        ).one()
-    engine.dispose()
+    stored, distinct = _stored(url)
     assert stored == distinct == lines
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the death signal is Linux's")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_ingest_takes_its_workers_and_the_next_one_completes(
+    pg_server: PgServer, tmp_path: Path, how: signal.Signals
+) -> None:
+    path, lines = _corpus(tmp_path)
+    url = pg_server.url(pg_server.create(pg_server.template))
+    first = _ingest(url, path, stderr=subprocess.DEVNULL)
+    workers = _wait_for_workers(first.pid)
+    time.sleep(1.0)  # appending by now
+    os.kill(first.pid, how)
+    first.wait(timeout=30)
+    _gone(workers)
+    _complete_again(url, path, lines)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the death signal is Linux's")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_ingest_says_what_it_stored_and_exits_with_the_signal(
+    pg_server: PgServer, tmp_path: Path, how: signal.Signals
+) -> None:
+    """SIGTERM (a supervisor) or Ctrl-C (SIGINT to the whole process group, workers too): the
+    summary prints, counting no more than is stored, and the exit status names the signal."""
+    path, lines = _corpus(tmp_path)
+    url = pg_server.url(pg_server.create(pg_server.template))
+    first = _ingest(url, path, stdout=subprocess.PIPE)
+    workers = _wait_for_workers(first.pid)
+    deadline = time.monotonic() + 60
+    while _stored(url)[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if how == signal.SIGINT:
+        os.killpg(first.pid, how)  # what a terminal's Ctrl-C does
+    else:
+        os.kill(first.pid, how)
+    out, err = first.communicate(timeout=60)
+    _gone(workers)
+    text = err.decode()
+    assert first.returncode == 128 + how, text[-2000:]
+    assert f"stopped by {how.name}" in text and "run the same ingest again" in text.lower()
+    assert "Traceback" not in text and "worker process died" not in text, text[-2000:]
+    summary = json.loads(out)
+    stored, _ = _stored(url)
+    assert 0 < summary["appended"] <= stored < lines, (summary, stored, lines)
+    _complete_again(url, path, lines)

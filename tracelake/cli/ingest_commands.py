@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,7 +60,11 @@ def ingest(
         TextColumn("{task.fields[events]} events"),
     )
     try:
-        with collector.streaming(), _progress(*columns, transient=False) as progress:
+        with (
+            _stopped_by_signals(),
+            collector.streaming(),
+            _progress(*columns, transient=False) as progress,
+        ):
             for path in paths:
                 size = _plain_size(path)
                 task = progress.add_task(markup(path), total=size, events=0)
@@ -82,13 +88,52 @@ def ingest(
                     progress.update(task, completed=size)
     except (TracelakeError, OSError) as exc:
         failure = exc  # the summary of what was stored still prints, then the error
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_stopped_by_signals)
+        failure = exc
     finally:
         parts.store.dispose()
     _ingest_summary(report, as_json)
+    if isinstance(failure, KeyboardInterrupt):
+        signum = getattr(failure, "signum", signal.SIGINT)
+        say(
+            err,
+            f"[yellow]stopped by {signal.Signals(signum).name}[/]: the events counted as "
+            "appended above are stored (a batch committed as the signal came may not be "
+            "counted). Run the same ingest again: it stores only what is missing.",
+        )
+        raise typer.Exit(128 + signum)
     if failure is not None:
         raise failure
     if report.quarantined_total:
         raise typer.Exit(1)
+
+
+class _Stopped(KeyboardInterrupt):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM (how a supervisor stops a job) ends the ingest as Ctrl-C does: the summary of
+    what was stored prints and the exit status says which signal (128 + its number). Without
+    this, SIGTERM ended the process at once, saying nothing. Nothing half-stored is left
+    either way: each batch is appended in one transaction, and the worker processes ignore
+    SIGINT (their parent decides) and die with it."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise _Stopped(signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (a test calling the command): nothing to do
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _check_input(path: str) -> None:

@@ -59,8 +59,15 @@ def _init(parent: int | None = None) -> None:
     ingest: 0.19-0.20 s of collections per worker -> 0.06-0.10 s); only this worker process
     is affected. Young objects are collected less often too (:mod:`tracelake.collector`).
     """
+    import signal
+
     from tracelake.scrub import Scrubber
 
+    # Ctrl-C reaches the whole process group: the parent stops the ingest and says what was
+    # stored; a worker must not die of it first (and break the pool) nor run the parent's
+    # SIGTERM handler, which it inherited when forked
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if parent is not None:
         _die_with(parent)
     Scrubber(b"engine warm-up only, no pseudonyms").warm_up()
