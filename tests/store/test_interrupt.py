@@ -18,8 +18,7 @@ import warnings
 import pytest
 import sqlalchemy as sa
 
-from tests.ingest.helpers import ingest_bytes
-from tests.web import helpers
+from tests.ingest.helpers import gtc_runs, ingest_bytes, jsonl
 from tracelake.errors import TracelakeError
 from tracelake.store import Store
 
@@ -29,7 +28,7 @@ def _backend_pid(conn: sa.Connection) -> int:
 
 
 def test_an_ingest_leaves_a_connection_another_thread_holds_alone(store: Store) -> None:
-    data = helpers.envelopes("orders-api", "shared", random.Random(7), {"timeout", "coerced"})
+    data = b"".join(jsonl(run) for run in gtc_runs(f"shared-{random.random()}"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with store.reading("held by a follower") as held:
