@@ -86,6 +86,10 @@ LEAKS = [
     ("LI CHIA-HU requested a refund", "CHIA-HU"),
     # found by leak_probe seed 607695472: a 24-character local part hid the e-mail
     ("HTTP 401 for gierschnerheinz-guenther@example.net (x)", "gierschnerheinz-guenther@"),
+    # found by a Faker corpus (seed 3397894): two common words, the second a street word
+    ("Max Green (max@example.com) asked to update card", "Green"),
+    ("Will Park called about the refund", "Park"),
+    ("Max Hill / +44 20 7946 0958", "Hill"),
 ]
 
 
@@ -106,6 +110,8 @@ KEPT = [
     "SKU-AB-1234 재고 확인",
     "무선 이어폰 주문, 정수기 필터 교체 요청",
     "retry 3 of 5 after 950 ms",
+    "Box not found",
+    "the Green button turned red",
 ]
 
 
