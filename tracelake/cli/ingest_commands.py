@@ -61,7 +61,7 @@ def ingest(
     )
     try:
         with (
-            _stopped_by_signals(),
+            _stopped_by_signals(ingestor),
             collector.streaming(),
             _progress(*columns, transient=False) as progress,
         ):
@@ -88,7 +88,7 @@ def ingest(
                     progress.update(task, completed=size)
     except (TracelakeError, OSError) as exc:
         failure = exc  # the summary of what was stored still prints, then the error
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_stopped_by_signals)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (_stopped_by_signals)
         failure = exc
     finally:
         parts.store.dispose()
@@ -108,32 +108,40 @@ def ingest(
         raise typer.Exit(1)
 
 
-class _Stopped(KeyboardInterrupt):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 @contextlib.contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """SIGTERM (how a supervisor stops a job) ends the ingest as Ctrl-C does: the summary of
-    what was stored prints and the exit status says which signal (128 + its number). Without
-    this, SIGTERM ended the process at once, saying nothing. Nothing half-stored is left
-    either way: each batch is appended in one transaction, and the worker processes ignore
-    SIGINT (their parent decides) and die with it."""
+def _stopped_by_signals(ingestor: Any) -> Iterator[None]:
+    """SIGTERM (how a supervisor stops a job) and Ctrl-C end the ingest alike: the summary of
+    what was stored prints and the exit status says which signal (128 + its number); before,
+    SIGTERM ended the process at once, saying nothing. A database call under way is ended
+    first (``Ingestor.stop``), so nothing is left half-stored: each batch is one transaction.
+    The workers ignore both signals (their parent decides; they die with it). A second signal
+    ends the process at once."""
 
     def stop(signum: int, _frame: object) -> None:
-        raise _Stopped(signum)
+        for sig in _SIGNALS:  # from now on a second signal ends the process there and then
+            signal.signal(sig, _exit_now)
+        ingestor.stop(signum)
 
     try:
-        previous = signal.signal(signal.SIGTERM, stop)
+        previous = {sig: signal.signal(sig, stop) for sig in _SIGNALS}
     except ValueError:  # not the main thread (a test calling the command): nothing to do
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            if signal.getsignal(sig) is stop:  # a stop keeps _exit_now until the process ends
+                signal.signal(sig, handler)
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _exit_now(signum: int, _frame: object) -> None:
+    with contextlib.suppress(Exception):
+        err.file.flush()
+    os._exit(128 + signum)
 
 
 def _check_input(path: str) -> None:

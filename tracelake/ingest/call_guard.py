@@ -42,12 +42,21 @@ def guarded(store: Store, timeout: float) -> Iterator[CallGuard]:
     )
 
 
+class Stopped(KeyboardInterrupt):
+    """The ingest was asked to stop (SIGTERM, Ctrl-C: :meth:`CallGuard.stop`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 class CallGuard:
     """While entered, interrupts a :meth:`call` section on *store* that outlasts *timeout* s."""
 
     def __init__(self, store: Store, timeout: float) -> None:
         self.store, self.timeout = store, timeout
         self.fired = False
+        self.stop_requested: int | None = None
         self._since: float | None = None  # monotonic start of the section running, if any
         self._done = threading.Event()
         self._thread = threading.Thread(
@@ -68,12 +77,31 @@ class CallGuard:
 
     @contextlib.contextmanager
     def call(self) -> Iterator[None]:
-        """A section of database work, timed."""
+        """A section of database work, timed (and where a stop is not raised: :meth:`stop`)."""
         self._since = time.monotonic()
         try:
             yield
+        except Exception:
+            if self.stop_requested is not None:  # the call failed because it was interrupted
+                raise Stopped(self.stop_requested) from None
+            raise
         finally:
             self._since = None
+        if self.stop_requested is not None:
+            raise Stopped(self.stop_requested)
+
+    def stop(self, signum: int) -> None:
+        """Stop the ingest (called by a signal handler, on the main thread). Between database
+        sections :class:`Stopped` is raised at once. Inside one, an exception raised in the
+        middle of a driver call left the connection mid-command: the pool's rollback of it
+        failed and its error replaced the stop (a fault attack: exit 2 with a traceback, and
+        on a stopped server only after psycopg's 10 s cancel wait). So the section's
+        connections are shut down instead: the call fails at once, its transaction is rolled
+        back by the server as for any lost client, and the stop is raised as the section ends."""
+        self.stop_requested = signum
+        if self._since is None:
+            raise Stopped(signum)
+        self.store.interrupt()
 
     def _watch(self) -> None:
         while not self._done.wait(min(1.0, self.timeout / 4)):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from tracelake.config import Settings
-from tracelake.ingest.call_guard import CallGuard, guarded
+from tracelake.ingest.call_guard import CallGuard, Stopped, guarded
 from tracelake.ingest.lines import Chunk, iter_chunks
 from tracelake.ingest.prepare import Preparer, Ready, Rejected
 from tracelake.ingest.workers import default_workers, pool, prepare_ordered, started
@@ -68,6 +68,8 @@ class Ingestor:
         self.scrubber = scrubber
         self.key = key
         self.settings = settings
+        self._guard: CallGuard | None = None  # while ingest() runs
+        self._stop_requested: int | None = None
 
     @property
     def workers(self) -> int:
@@ -89,7 +91,12 @@ class Ingestor:
         ``db_call_timeout`` is interrupted (:mod:`tracelake.ingest.call_guard`)."""
         report = report if report is not None else IngestReport()
         with guarded(self.store, self.settings.db_call_timeout) as guard:
-            self._ingest(stream, origin, report, on_read, guard)
+            self._guard = guard
+            guard.stop_requested = self._stop_requested
+            try:
+                self._ingest(stream, origin, report, on_read, guard)
+            finally:
+                self._guard = None
         return report
 
     def _ingest(
@@ -138,6 +145,15 @@ class Ingestor:
         with guard.call():
             self._flush(pending, bad, reasons, report)
         return report
+
+    def stop(self, signum: int) -> None:
+        """Stop the ingest under way (a signal handler's call, on the main thread): raises
+        :class:`~tracelake.ingest.call_guard.Stopped` now, or as the database call under way
+        ends, which is made to end at once (:meth:`CallGuard.stop`)."""
+        self._stop_requested = signum  # raised again at the next database section, should
+        if self._guard is None:  # this raise be swallowed (in a finalizer, say)
+            raise Stopped(signum)
+        self._guard.stop(signum)
 
     def start_workers(self) -> None:
         """Start the worker processes now, for an input known to be large: its first lines
@@ -202,12 +218,12 @@ class Ingestor:
     ) -> None:
         if pending:
             rows = self._rows(pending)
-            report.runs.update(s.run_id for s in pending)
             legacy = LegacyKeys()
             for index, seq in enumerate(pending):
                 legacy.note(index, seq)
             legacy.adopt(self.store, rows)  # keys given by the code before revision 0005
             result = self.store.append(rows)
+            report.runs.update(s.run_id for s in pending)  # once stored: a stop may come first
             report.appended += result.appended
             report.duplicates += result.duplicates
             if result.conflicts:

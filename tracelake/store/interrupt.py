@@ -44,7 +44,9 @@ class LiveConnections:
     def __init__(self, engine: Engine) -> None:
         self._refs: dict[int, Callable[[], Any]] = {}
         self._pid = os.getpid()
-        event.listen(engine, "connect", self._opened)
+        # first of the connect listeners: SQLAlchemy's own set the first connection up with
+        # about ten queries, which a stopped server makes wait for good (a fault attack)
+        event.listen(engine, "connect", self._opened, insert=True)
         event.listen(engine, "close", self._closed)
         event.listen(engine, "close_detached", self._closed)
 
@@ -54,8 +56,10 @@ class LiveConnections:
     def _opened(self, dbapi_conn: Any, _record: Any) -> None:
         if os.getpid() != self._pid:  # a forked child: the parent's connections are not ours
             self._refs, self._pid = {}, os.getpid()
-        if len(self._refs) >= self.PRUNE_AT:
-            self._refs = {k: r for k, r in list(self._refs.items()) if r() is not None}
+        if len(self._refs) >= self.PRUNE_AT:  # in place: other threads may be adding now
+            for k, known in list(self._refs.items()):
+                if known() is None:
+                    self._refs.pop(k, None)
         try:
             ref: Callable[[], Any] = weakref.ref(dbapi_conn)
         except TypeError:  # sqlite3.Connection: no weak references; closed by the pool
