@@ -166,3 +166,33 @@ def test_a_stopped_ingest_says_what_it_stored_and_exits_with_the_signal(
     engine.dispose()
     assert summary["runs"] <= runs, (summary, runs)  # counted once stored, not before
     _complete_again(url, path, lines)
+
+
+def test_an_ingest_started_with_sigint_ignored_keeps_ignoring_it(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    """``tracelake ingest ... &`` in a script starts with SIGINT ignored: a Ctrl-C meant for the
+    foreground job must not stop it (a fault attack: the handler replaced the inherited SIG_IGN)."""
+    path, lines = _corpus(tmp_path)
+    url = pg_server.url(pg_server.create(pg_server.template))
+    env = {**os.environ, "TRACELAKE_DATABASE_URL": url, "TRACELAKE_PSEUDONYM_KEY": KEY}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tracelake", "ingest", str(path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    workers = _wait_for_workers(proc.pid)
+    deadline = time.monotonic() + 60
+    while _stored(url)[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("the ingest hung") from None
+    _gone(workers)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert _stored(url) == (lines, lines)

@@ -34,12 +34,41 @@ def ingest(
 
     Exits 1 when any line was quarantined (the rest is still stored), 2 on an error.
     """
+    from tracelake.ingest.call_guard import Stopped
+
+    for path in paths:  # every input is checked before anything is stored
+        _check_input(path)
+    stopper = _Stopper()
+    with _stopped_by_signals(stopper):
+        try:
+            _ingest_paths(paths, database_url, as_json, stopper)
+        except Stopped as exc:  # at start-up, before the summary's try: nothing is stored yet
+            say(err, f"[yellow]stopped by {signal.Signals(exc.signum).name}[/]: nothing stored")
+            raise typer.Exit(128 + exc.signum) from None
+
+
+class _Stopper:
+    """What a signal does: stop the ingest under way (``Ingestor.stop``), or raise the stop
+    now when there is none yet (start-up)."""
+
+    def __init__(self) -> None:
+        self.ingestor: Any = None
+
+    def __call__(self, signum: int) -> None:
+        from tracelake.ingest.call_guard import Stopped
+
+        if self.ingestor is None:
+            raise Stopped(signum)
+        self.ingestor.stop(signum)
+
+
+def _ingest_paths(
+    paths: list[str], database_url: str | None, as_json: bool, stopper: _Stopper
+) -> None:
     from tracelake.ingest import Ingestor, IngestReport, open_source
     from tracelake.ingest.call_guard import guarded
     from tracelake.wiring import ensure_schema, open_components
 
-    for path in paths:  # every input is checked before anything is stored
-        _check_input(path)
     parts = open_components(_settings(database_url), check_schema=False)
     try:  # bounded like the ingest's own calls (a lock held on the schema table waited for good)
         with guarded(parts.store, parts.settings.db_call_timeout) as guard, guard.call():
@@ -47,12 +76,9 @@ def ingest(
     except BaseException:
         parts.store.dispose()
         raise
-    ingestor = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings)
+    ingestor = stopper.ingestor = Ingestor(parts.store, parts.scrubber, parts.key, parts.settings)
     report = IngestReport()
     failure: BaseException | None = None
-    parts.scrubber.warm_up()  # built before collector.streaming() freezes it
-    if sum(_plain_size(path) or 0 for path in paths) >= _LARGE_INPUT:
-        ingestor.start_workers()  # forked warm, before the first line is read
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -60,11 +86,10 @@ def ingest(
         TextColumn("{task.fields[events]} events"),
     )
     try:
-        with (
-            _stopped_by_signals(ingestor),
-            collector.streaming(),
-            _progress(*columns, transient=False) as progress,
-        ):
+        parts.scrubber.warm_up()  # built before collector.streaming() freezes it
+        if sum(_plain_size(path) or 0 for path in paths) >= _LARGE_INPUT:
+            ingestor.start_workers()  # forked warm, before the first line is read
+        with collector.streaming(), _progress(*columns, transient=False) as progress:
             for path in paths:
                 size = _plain_size(path)
                 task = progress.add_task(markup(path), total=size, events=0)
@@ -109,30 +134,35 @@ def ingest(
 
 
 @contextlib.contextmanager
-def _stopped_by_signals(ingestor: Any) -> Iterator[None]:
+def _stopped_by_signals(stopper: _Stopper) -> Iterator[None]:
     """SIGTERM (how a supervisor stops a job) and Ctrl-C end the ingest alike: the summary of
     what was stored prints and the exit status says which signal (128 + its number); before,
     SIGTERM ended the process at once, saying nothing. A database call under way is ended
     first (``Ingestor.stop``), so nothing is left half-stored: each batch is one transaction.
     The workers ignore both signals (their parent decides; they die with it). A second signal
-    ends the process at once."""
+    ends the process at once. A signal ignored when the command started (``ingest ... &`` in a
+    script ignores SIGINT) stays ignored."""
 
     def stop(signum: int, _frame: object) -> None:
-        for sig in _SIGNALS:  # from now on a second signal ends the process there and then
+        for sig in previous:  # from now on a second signal ends the process there and then
             signal.signal(sig, _exit_now)
-        ingestor.stop(signum)
+        stopper(signum)
 
+    previous: dict[int, Any] = {}  # filled before any handler can run with it
     try:
-        previous = {sig: signal.signal(sig, stop) for sig in _SIGNALS}
+        for sig in _SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                previous[sig] = signal.getsignal(sig)
+                signal.signal(sig, stop)
     except ValueError:  # not the main thread (a test calling the command): nothing to do
         yield
         return
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            if signal.getsignal(sig) is stop:  # a stop keeps _exit_now until the process ends
-                signal.signal(sig, handler)
+        for kept, handler in previous.items():
+            if signal.getsignal(kept) is stop:  # a stop keeps _exit_now until the process ends
+                signal.signal(kept, handler)
 
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -95,6 +95,9 @@ class Ingestor:
             guard.stop_requested = self._stop_requested
             try:
                 self._ingest(stream, origin, report, on_read, guard)
+            except Stopped:
+                self._stop_requested = None  # the caller has it: the next ingest is not stopped
+                raise
             finally:
                 self._guard = None
         return report
