@@ -141,7 +141,7 @@ def pool(workers: int) -> ProcessPoolExecutor:
         main = threading.current_thread() is threading.main_thread()
         found = _POOLS[workers] = ProcessPoolExecutor(
             workers,
-            mp_context=_killing_context(),
+            mp_context=_KillingContext(),
             initializer=_init,
             initargs=(os.getpid() if main and START_METHOD == "fork" else None,),
         )
@@ -153,21 +153,24 @@ def pool(workers: int) -> ProcessPoolExecutor:
     return found
 
 
-def _killing_context() -> multiprocessing.context.BaseContext:
-    """The start method's context, with processes whose ``terminate()`` is ``kill()``.
+_BASE_CONTEXT = multiprocessing.get_context(START_METHOD)
+
+
+class _KillingProcess(_BASE_CONTEXT.Process):  # type: ignore[name-defined,misc]
+    """A worker whose ``terminate()`` is ``kill()``.
 
     The workers ignore SIGTERM (see :func:`_init`), but the executor ends the workers of a
     broken pool (one died, killed or out of memory) with ``terminate()`` and then joins them:
-    with SIGTERM ignored, that join, and the interpreter's exit after it, waited for good (CI
-    hung after its last test). SIGKILL cannot be ignored, and a worker has nothing to save."""
-    base = multiprocessing.get_context(START_METHOD)
+    with SIGTERM ignored, that join waited for good (CI hung in the worker-fault tests).
+    SIGKILL cannot be ignored, and a worker has nothing to save. Defined at module level: a
+    spawned worker's process object is pickled by reference."""
 
-    class Killing(base.Process):  # type: ignore[name-defined,misc]
-        def terminate(self) -> None:
-            self.kill()
+    def terminate(self) -> None:
+        self.kill()
 
-    context = type(f"Killing{type(base).__name__}", (type(base),), {"Process": Killing})()
-    return context  # type: ignore[no-any-return]
+
+class _KillingContext(type(_BASE_CONTEXT)):  # type: ignore[misc]
+    Process = _KillingProcess
 
 
 def started(workers: int) -> bool:
