@@ -41,14 +41,14 @@ def test_a_stopped_ingest_raises_and_the_next_one_on_the_same_ingestor_completes
     with pytest.raises(Stopped) as stopped:
         ingestor.ingest(
             io.BufferedReader(io.BytesIO(data)), "a.jsonl", report, stop_on_the_third_chunk
-        )  # type: ignore[arg-type]
+        )
     assert stopped.value.signum == signal.SIGTERM
     with store.reading() as conn:
         stored = conn.execute(sa.text("SELECT count(*) FROM events")).scalar_one()
     assert report.appended <= stored < data.count(b"\n")
 
     try:
-        again = ingestor.ingest(io.BufferedReader(io.BytesIO(data)), "a.jsonl")  # type: ignore[arg-type]
+        again = ingestor.ingest(io.BufferedReader(io.BytesIO(data)), "a.jsonl")
     except Stopped:  # a KeyboardInterrupt: it would end the whole test session
         pytest.fail("the next ingest on the same Ingestor was stopped too")
     with store.reading() as conn:
