@@ -50,9 +50,6 @@ class LiveConnections:
         event.listen(engine, "close", self._closed)
         event.listen(engine, "close_detached", self._closed)
 
-    def __len__(self) -> int:
-        return sum(1 for ref in list(self._refs.values()) if ref() is not None)
-
     def _opened(self, dbapi_conn: Any, _record: Any) -> None:
         if os.getpid() != self._pid:  # a forked child: the parent's connections are not ours
             self._refs, self._pid = {}, os.getpid()
