@@ -10,6 +10,7 @@ import io
 import json
 import random
 import re
+import sys
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from tests.ingest.helpers import agentlane_bytes, gtc_runs
 from tracelake.config import Settings
 from tracelake.ingest import Ingestor, IngestReport
+from tracelake.ingest.lines import Chunk
 from tracelake.scrub import get_scrubber, load_pseudonym_key
 from tracelake.store import Store, migrate, open_store
 from tracelake.store.connection import create_engine
@@ -233,3 +235,23 @@ def test_forked_workers_on_postgresql_store_what_serial_ingest_stores(pg_server:
         ingestor.CHUNK_LINES, ingestor.CHUNKS_BEFORE_WORKERS = old
         serial.dispose()
         parallel.dispose()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")
+def test_the_pools_pipes_hold_a_whole_chunk() -> None:
+    """A chunk (~250 KB of lines) and its results cross each pipe in one write: with Linux's
+    64 KB default they went in pieces, each waiting for this process's GIL (see
+    ``workers._widen_pipes``), and the workers sat idle meanwhile."""
+    import fcntl
+
+    from tracelake.ingest import workers
+
+    executor = workers.pool(2)
+    queues = [executor._call_queue, executor._result_queue]  # type: ignore[attr-defined]
+    sizes = [fcntl.fcntl(q._writer.fileno(), fcntl.F_GETPIPE_SZ) for q in queues]
+    assert sizes == [workers._PIPE_BYTES] * 2
+    line = b'{"type": "plan.started", "note": "' + b"x" * 300_000 + b'"}\n'
+    chunk = Chunk(first=1, data=line, count=1)
+    config = (b"k" * 32, 1 << 20, 64)
+    (result,) = next(workers.prepare_ordered(executor, "big.jsonl", config, [chunk], 2))
+    assert type(result).__name__ == "Ready"

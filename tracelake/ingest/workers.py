@@ -149,8 +149,39 @@ def pool(workers: int) -> ProcessPoolExecutor:
             # Python 3.12+ warns about forking a process with threads (a subject-secret
             # watchdog may run here); what a child inherits is made safe, see above
             warnings.simplefilter("ignore", DeprecationWarning)
+            _widen_pipes(found)
             found.submit(_init).result()  # forks every worker now (all at once, for fork)
     return found
+
+
+_PIPE_BYTES = 1 << 20  # Linux's default pipe-max-size: a whole chunk, or its results, at once
+
+
+def _widen_pipes(executor: ProcessPoolExecutor) -> None:
+    """Linux: the pool's two pipes hold a whole chunk (~250 KB of lines) or its results.
+
+    A pipe holds 64 KB by default, so a chunk went through in pieces: the queue's feeder
+    thread here wrote a piece, then waited for the GIL (up to the 5 ms switch interval, while
+    this process's main thread builds rows) to write the next, and the worker waited for it.
+    Measured on a 100k-line ingest (2 cores): a worker spent 0.63 s between chunks per 200
+    chunks, 0.13 s of it on CPU; with these pipes 0.26 s, and the machine's idle time fell
+    from 16-18% to 12%. The pools' queues are CPython's own; where they are not found, or the
+    kernel refuses the size (a user over its pipe quota), the pipes stay as they are."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setpipe is None:  # not Linux
+        return
+    for name in ("_call_queue", "_result_queue"):
+        writer = getattr(getattr(executor, name, None), "_writer", None)
+        if writer is None:
+            continue
+        try:
+            fcntl.fcntl(writer.fileno(), setpipe, _PIPE_BYTES)
+        except (OSError, ValueError):
+            continue
 
 
 _BASE_CONTEXT = multiprocessing.get_context(START_METHOD)
