@@ -249,7 +249,9 @@ def test_the_pools_pipes_hold_a_whole_chunk() -> None:
     executor = workers.pool(2)
     queues = [executor._call_queue, executor._result_queue]  # type: ignore[attr-defined]
     sizes = [fcntl.fcntl(q._writer.fileno(), fcntl.F_GETPIPE_SZ) for q in queues]
-    assert sizes == [workers._PIPE_BYTES] * 2
+    if workers.pipe_bytes() <= 65536:
+        pytest.skip("this system allows no pipe larger than the default")
+    assert sizes == [workers.pipe_bytes()] * 2
     line = b'{"type": "plan.started", "note": "' + b"x" * 300_000 + b'"}\n'
     chunk = Chunk(first=1, data=line, count=1)
     config = (b"k" * 32, 1 << 20, 64)

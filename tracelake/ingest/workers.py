@@ -174,14 +174,25 @@ def _widen_pipes(executor: ProcessPoolExecutor) -> None:
     setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
     if setpipe is None:  # not Linux
         return
+    size = pipe_bytes()
     for name in ("_call_queue", "_result_queue"):
         writer = getattr(getattr(executor, name, None), "_writer", None)
         if writer is None:
             continue
         try:
-            fcntl.fcntl(writer.fileno(), setpipe, _PIPE_BYTES)
+            fcntl.fcntl(writer.fileno(), setpipe, size)
         except (OSError, ValueError):
             continue
+
+
+def pipe_bytes() -> int:
+    """The size asked for the pool's pipes: 1 MiB, or the system's limit for an unprivileged
+    pipe when that is lower (``/proc/sys/fs/pipe-max-size``; above it the kernel refuses)."""
+    try:
+        with open("/proc/sys/fs/pipe-max-size", "rb") as limit:
+            return min(_PIPE_BYTES, int(limit.read()))
+    except (OSError, ValueError):
+        return _PIPE_BYTES
 
 
 _BASE_CONTEXT = multiprocessing.get_context(START_METHOD)
