@@ -26,7 +26,10 @@ from faker import Faker
 from tracelake.scrub import get_scrubber
 scrubber = get_scrubber(b"presidio-import-test-key-0123456789")
 scrubber.warm_up()
-loaded = {name: name in sys.modules for name in ("spacy", "thinc", "numpy", "presidio_analyzer")}
+loaded = {
+    name: name in sys.modules
+    for name in ("spacy", "thinc", "numpy", "presidio_analyzer", "requests", "tldextract")
+}
 seed, locales = int(sys.argv[1]), sys.argv[2].split(",")
 texts = []
 for i, locale in enumerate(locales):
@@ -63,6 +66,8 @@ def test_lean_import_scrubs_exactly_as_the_plain_one() -> None:
         "thinc": False,
         "numpy": False,
         "presidio_analyzer": True,
+        "requests": False,
+        "tldextract": True,  # it validates the e-mail addresses, from its bundled list
     }
     assert plain["loaded"]["spacy"] and plain["loaded"]["presidio_analyzer"]
     assert len(lean["out"]) == 200
@@ -86,6 +91,45 @@ print(json.dumps({"file": spacy.__file__, "words": len(doc), "type": type(spacy)
     found = _python(code, lean=True)
     assert found["file"].endswith("__init__.py") and "site-packages" in found["file"]
     assert found["words"] == 2 and found["type"] == "module"
+
+
+def test_requests_imports_for_real_after_the_lean_import() -> None:
+    """tldextract was given a placeholder for requests (it fetches nothing here); any later
+    user of requests in the process gets the real module."""
+    code = """
+import json, sys
+from tracelake.scrub import get_scrubber
+scrubber = get_scrubber(b"presidio-import-test-key-0123456789")
+scrubber.warm_up()
+before = "requests" in sys.modules
+import requests
+session = requests.Session()
+session.close()
+print(json.dumps({
+    "before": before, "file": requests.__file__, "session": type(session).__name__,
+    "text": scrubber.scrub_text("write to kim.minjun@example.co.kr or ana@correo.es"),
+}))
+"""
+    found = _python(code, lean=True)
+    assert found["before"] is False
+    assert found["file"].endswith("__init__.py") and "site-packages" in found["file"]
+    assert found["session"] == "Session"
+    assert found["text"] == "write to [EMAIL_ADDRESS] or [EMAIL_ADDRESS]"
+
+
+def test_a_real_requests_imported_first_is_kept() -> None:
+    code = """
+import json, sys
+import requests
+first = requests
+from tracelake.scrub import get_scrubber
+get_scrubber(b"presidio-import-test-key-0123456789").warm_up()
+import tldextract.suffix_list as suffix_list
+print(json.dumps({
+    "same": sys.modules["requests"] is first, "tldextract": suffix_list.requests is first,
+}))
+"""
+    assert _python(code, lean=True) == {"same": True, "tldextract": True}
 
 
 def test_a_failing_lean_import_falls_back_to_the_plain_one() -> None:

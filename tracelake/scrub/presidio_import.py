@@ -10,12 +10,13 @@ its workers start.
 
 The lean import serves a placeholder module for every ``spacy.*`` and ``thinc.*`` name (and
 presidio's URL recognizer module and its country-specific recognizers but the Korean ones, the
-only ones the scrubber runs: another 0.08 s) while presidio is imported, then takes the spaCy
-placeholders out of ``sys.modules``: a later ``import spacy`` imports the real one. presidio's spaCy-based
+only ones the scrubber runs: another 0.08 s; and tldextract's ``requests``, another 0.04 s)
+while presidio is imported, then takes the placeholders out of ``sys.modules``: a later
+``import spacy`` or ``import requests`` imports the real one. presidio's spaCy-based
 engines are left holding placeholders, so the lean import is only for processes tracelake owns
 (the ``tracelake`` command sets ``TRACELAKE_PRESIDIO_WITHOUT_SPACY=1``), never a runner's
-process that embeds the sink and may use presidio itself. It is not taken when presidio or
-spaCy is imported already, and it falls back to the plain import when anything in it fails.
+process that embeds the sink and may use presidio or tldextract itself. It is not taken when
+presidio, tldextract or spaCy is imported already, and it falls back to the plain import when anything in it fails.
 """
 
 from __future__ import annotations
@@ -27,15 +28,21 @@ import logging
 import os
 import sys
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tracelake.config import PRESIDIO_WITHOUT_SPACY
 
 _TOPS = frozenset({"spacy", "thinc"})
+# tldextract's HTTP client, for the public-suffix list that is never fetched here (the
+# analyzer sets TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS="", so tldextract reads its bundled
+# snapshot and only creates, then closes, a session it gives no URL): ~0.04 s of start-up.
+_NETWORK = frozenset({"requests", "requests_file"})
 _MODULES = frozenset({"presidio_analyzer.predefined_recognizers.generic.url_recognizer"})
 _COUNTRIES = "presidio_analyzer.predefined_recognizers.country_specific."
 _KEPT_COUNTRIES = frozenset({"korea"})
+# What holds placeholders after a lean import: imported afresh after a failed one.
+_LEAN_USERS = ("presidio_analyzer", "tldextract")
 # What the scrubber imports from presidio (tracelake.scrub.analyzer).
 _NEEDED = ("presidio_analyzer", "presidio_analyzer.predefined_recognizers")
 
@@ -72,7 +79,8 @@ class Placeholder(types.ModuleType):
 
 def _stands_in(name: str) -> bool:
     """Whether the lean import serves a placeholder for the module *name*."""
-    if name.partition(".")[0] in _TOPS or name in _MODULES:
+    top = name.partition(".")[0]
+    if top in _TOPS or top in _NETWORK or name in _MODULES:
         return True
     country = name.removeprefix(_COUNTRIES)
     return country != name and country.partition(".")[0] not in _KEPT_COUNTRIES
@@ -100,12 +108,13 @@ def lean_requested(env: Mapping[str, str] = os.environ) -> bool:
 def import_presidio() -> str:
     """Import what the scrubber uses of presidio: lean when ``PRESIDIO_WITHOUT_SPACY`` asks for
     it and nothing has imported presidio or spaCy yet. Returns ``"lean"`` or ``"plain"``."""
-    if lean_requested() and not any(name in sys.modules for name in ("presidio_analyzer", *_TOPS)):
+    taken = ("presidio_analyzer", "tldextract", *_TOPS)
+    if lean_requested() and not any(name in sys.modules for name in taken):
         try:
             _import_lean()
             return "lean"
         except Exception as exc:  # noqa: BLE001 - any failure: the plain import below
-            _forget(lambda name: name.partition(".")[0] in (*_TOPS, "presidio_analyzer"))
+            _forget(lambda name: name.partition(".")[0] in _LEAN_USERS)
             log.debug("presidio without spaCy failed (%r); importing it with spaCy", exc)
     for name in _NEEDED:
         importlib.import_module(name)
@@ -120,9 +129,11 @@ def _import_lean() -> None:
             importlib.import_module(name)
     finally:
         sys.meta_path.remove(finder)
-        _forget(lambda name: name.partition(".")[0] in _TOPS)
+        # a later import of spaCy or requests imports the real one (one imported before
+        # this import was never replaced: only placeholders are taken out)
+        _forget(lambda name: isinstance(sys.modules[name], Placeholder))
 
 
-def _forget(which: Any) -> None:
+def _forget(which: Callable[[str], bool]) -> None:
     for name in [n for n in sys.modules if which(n)]:
         del sys.modules[name]
